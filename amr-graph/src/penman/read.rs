@@ -1,0 +1,515 @@
+//! Streaming PENMAN reader with block-level error recovery.
+//!
+//! Grammar and metadata handling follow penman 1.3.1 (`penman/_parse.py`); recovery is ours.
+//! Behaviour on the oddities found in real corpora:
+//!
+//! | input | penman 1.3.1 | this reader |
+//! |---|---|---|
+//! | comment-only block (file header) | merged into the next graph's metadata | same |
+//! | comment-only block whose keys the next block sets again (an `::id` whose graph is missing, as in the Diplomacy files) | merged: the next block's values overwrite it | a [`ParseErrorKind::OrphanMetadata`] error naming the `::id`; the next graph gets only its own metadata ([`PenmanReader::penman_compatible`] merges instead) |
+//! | several graphs in one block | several graphs, later ones without metadata | same |
+//! | stray text between graphs (e.g. a header line missing its `#`) | stops reading the whole file silently | a [`ParseErrorKind::StrayText`] error, then reading resumes at the next line that starts with `#` or `(`; pending metadata is kept |
+//! | syntax error inside a graph | the whole file fails | a [`ParseError`] for that graph, its metadata is discarded, reading resumes at the next line that starts with `#` or `(` in column 1 |
+//! | metadata at end of input with no graph | error (`Unexpected end of input`) | [`ParseErrorKind::DanglingMetadata`] naming the keys |
+//! | `()` | a graph with no variable | [`ParseErrorKind::EmptyNode`] |
+//!
+//! Line breaks are `\n` (with an optional `\r` before it); penman also splits lines on
+//! the rarer separators Python's `str.splitlines` knows (`\x1c`, `\u2028`, ...), which never
+//! occur in AMR corpora.
+
+use std::collections::VecDeque;
+use std::io::BufRead;
+
+use super::lex::{Kind, Lexer, Token, is_space};
+use super::tree::{Edge, Metadata, Node, Target, Tree};
+use crate::error::{Error, ParseError, ParseErrorKind, Result};
+
+/// Decodes every graph in `text`, reporting each malformed block as an error item.
+///
+/// # Examples
+/// ```
+/// let graphs = dialeval_amr_graph::penman::decode_all("# ::id 1\n(b / bark-01 :ARG0 (d / dog))");
+/// let tree = graphs[0].as_ref().map_err(|e| e.to_string())?;
+/// assert_eq!(tree.id(), Some("1"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn decode_all(text: &str) -> Vec<Result<Tree>> {
+    PenmanReader::new(text.as_bytes()).collect()
+}
+
+/// Decodes exactly one graph.
+///
+/// # Errors
+/// The first syntax error, or [`ParseErrorKind::UnexpectedEnd`] when `text` holds no graph.
+/// Text after the first graph is ignored, as in `penman.decode`.
+pub fn decode(text: &str) -> Result<Tree, ParseError> {
+    let mut pending = Metadata::new();
+    let mut parser = Parser::new(text, 1);
+    loop {
+        match parser.peek() {
+            Some(tok) if tok.kind == Kind::Comment => {
+                parser.bump();
+                pending.absorb_comment(parser.text(tok));
+            }
+            Some(tok) if tok.kind == Kind::LParen => {
+                let node = parser.node()?;
+                return Ok(Tree { metadata: pending, node });
+            }
+            Some(tok) => {
+                return Err(parser.error_at(tok, ParseErrorKind::StrayText {
+                    found: parser.text(tok).to_owned(),
+                }));
+            }
+            None => return Err(parser.error_end("a graph")),
+        }
+    }
+}
+
+/// Streaming reader over a multi-graph PENMAN file.
+///
+/// Yields one item per graph or per malformed block; an error never ends the iteration early
+/// (except an I/O error, after which the reader stops).
+///
+/// # Examples
+/// ```
+/// use dialeval_amr_graph::penman::PenmanReader;
+/// let text = "(a / alpha)\n\n(b / beta :ARG0 )\n\n(c / (oops))\n\n(d / delta)\n";
+/// let items: Vec<_> = PenmanReader::new(text.as_bytes()).collect();
+/// assert_eq!(items.len(), 4);
+/// assert!(items[2].is_err());
+/// assert_eq!(items[3].as_ref().map_err(|e| e.to_string())?.node.var, "d");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct PenmanReader<R> {
+    source: R,
+    line_no: usize,
+    peeked: Option<String>,
+    pending: Pending,
+    penman_compatible: bool,
+    queue: VecDeque<Result<Tree>>,
+    chunk: String,
+    finished: bool,
+}
+
+impl<R: BufRead> PenmanReader<R> {
+    /// Wraps a buffered source.
+    pub fn new(source: R) -> Self {
+        Self {
+            source,
+            line_no: 0,
+            peeked: None,
+            pending: Pending::default(),
+            penman_compatible: false,
+            queue: VecDeque::new(),
+            chunk: String::new(),
+            finished: false,
+        }
+    }
+
+    /// Merges every comment-only block into the next graph's metadata, as penman 1.3.1 does,
+    /// instead of reporting blocks whose keys the next block overwrites.
+    #[must_use]
+    pub fn penman_compatible(mut self) -> Self {
+        self.penman_compatible = true;
+        self
+    }
+
+    fn next_line(&mut self) -> std::io::Result<Option<String>> {
+        if let Some(line) = self.peeked.take() {
+            return Ok(Some(line));
+        }
+        let mut line = String::new();
+        if self.source.read_line(&mut line)? == 0 {
+            return Ok(None);
+        }
+        Ok(Some(line))
+    }
+
+    fn peek_line(&mut self) -> std::io::Result<Option<&str>> {
+        if self.peeked.is_none() {
+            self.peeked = self.next_line()?;
+        }
+        Ok(self.peeked.as_deref())
+    }
+
+    /// Reads the next block: lines up to a blank line at which all parentheses are closed
+    /// (or, with parentheses still open, a blank line followed by a line that starts a new
+    /// block with `#` or `(`). Returns the 1-based line number of its first line.
+    fn fill_chunk(&mut self) -> std::io::Result<Option<usize>> {
+        self.chunk.clear();
+        let mut first = None;
+        let mut depth: i64 = 0;
+        while let Some(line) = self.next_line()? {
+            self.line_no += 1;
+            let blank = line.bytes().all(is_space);
+            if first.is_none() {
+                if blank {
+                    continue;
+                }
+                first = Some(self.line_no);
+            }
+            if blank {
+                if depth <= 0 {
+                    break;
+                }
+                let starts_block =
+                    matches!(self.peek_line()?, Some(next) if next.starts_with(['#', '(']));
+                if starts_block {
+                    break;
+                }
+            }
+            depth += paren_balance(&line);
+            self.chunk.push_str(&line);
+        }
+        Ok(first)
+    }
+}
+
+fn paren_balance(line: &str) -> i64 {
+    Lexer::new(line)
+        .map(|t| match t.kind {
+            Kind::LParen => 1,
+            Kind::RParen => -1,
+            _ => 0,
+        })
+        .sum()
+}
+
+impl<R: BufRead> Iterator for PenmanReader<R> {
+    type Item = Result<Tree>;
+
+    fn next(&mut self) -> Option<Result<Tree>> {
+        loop {
+            if let Some(item) = self.queue.pop_front() {
+                return Some(item);
+            }
+            if self.finished {
+                return None;
+            }
+            match self.fill_chunk() {
+                Err(e) => {
+                    self.finished = true;
+                    return Some(Err(Error::Io(e)));
+                }
+                Ok(None) => {
+                    self.finished = true;
+                    let line = self.line_no.max(1);
+                    return dangling(&self.pending.metadata, line, "").map(|e| Err(e.into()));
+                }
+                Ok(Some(first_line)) => {
+                    self.pending.carried = !self.penman_compatible && !self.pending.metadata.is_empty();
+                    let items = parse_chunk(&self.chunk, first_line, &mut self.pending);
+                    self.queue.extend(items.into_iter().map(|r| r.map_err(Error::from)));
+                }
+            }
+        }
+    }
+}
+
+fn dangling(pending: &Metadata, line: usize, snippet: &str) -> Option<ParseError> {
+    (!pending.is_empty()).then(|| ParseError {
+        kind: ParseErrorKind::DanglingMetadata {
+            keys: pending.iter().map(|(k, _)| k.to_owned()).collect(),
+        },
+        line,
+        column: 1,
+        snippet: snippet.to_owned(),
+    })
+}
+
+/// Metadata waiting for its graph.
+#[derive(Default)]
+struct Pending {
+    metadata: Metadata,
+    /// The line of its first comment.
+    since: usize,
+    /// Whether it came from an earlier block and is checked for being overwritten
+    /// (never in penman-compatible mode).
+    carried: bool,
+}
+
+/// Parses every graph of one block. Metadata not followed by a graph stays in `pending`.
+fn parse_chunk(text: &str, first_line: usize, pending: &mut Pending) -> Vec<Result<Tree, ParseError>> {
+    let mut out = Vec::new();
+    let mut parser = Parser::new(text, first_line);
+    while let Some(tok) = parser.peek() {
+        match tok.kind {
+            Kind::Comment => {
+                parser.bump();
+                let comment = parser.text(tok);
+                if pending.metadata.is_empty() {
+                    pending.since = parser.position(tok.start).0;
+                } else if pending.carried {
+                    let line = pending.since;
+                    let mut fresh = Metadata::new();
+                    fresh.absorb_comment(comment);
+                    if fresh.iter().any(|(k, _)| pending.metadata.get(k).is_some()) {
+                        let id = pending.metadata.get("id").map(str::to_owned);
+                        let snippet = pending.metadata.iter().map(|(k, v)| format!("::{k} {v}")).collect::<Vec<_>>().join(" ");
+                        out.push(Err(ParseError { kind: ParseErrorKind::OrphanMetadata { id }, line, column: 1, snippet }));
+                        pending.metadata = Metadata::new();
+                        pending.since = parser.position(tok.start).0;
+                    }
+                    pending.carried = false;
+                }
+                pending.metadata.absorb_comment(comment);
+            }
+            Kind::LParen => match parser.node() {
+                Ok(node) => {
+                    out.push(Ok(Tree { metadata: std::mem::take(&mut pending.metadata), node }));
+                }
+                Err(err) => {
+                    pending.metadata = Metadata::new();
+                    parser.resync_after(tok.start.max(parser.last_end.saturating_sub(1)));
+                    out.push(Err(err));
+                }
+            },
+            _ => {
+                let found = parser.text(tok).to_owned();
+                out.push(Err(parser.error_at(tok, ParseErrorKind::StrayText { found })));
+                parser.resync_after(tok.start);
+            }
+        }
+    }
+    out
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    first_line: usize,
+    lexer: Lexer<'a>,
+    next: Option<Token>,
+    last_end: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn new(text: &'a str, first_line: usize) -> Self {
+        let mut lexer = Lexer::new(text);
+        let next = lexer.next();
+        Self { text, first_line, lexer, next, last_end: 0 }
+    }
+
+    fn peek(&self) -> Option<Token> {
+        self.next
+    }
+
+    fn bump(&mut self) -> Option<Token> {
+        let tok = self.next.take()?;
+        self.last_end = tok.end;
+        self.next = self.lexer.next();
+        Some(tok)
+    }
+
+    fn text(&self, tok: Token) -> &'a str {
+        &self.text[tok.start..tok.end]
+    }
+
+    /// Skips to the first line after the one containing byte `pos` that starts with `#`
+    /// (after indentation) or with `(` in column 1.
+    fn resync_after(&mut self, pos: usize) {
+        let bytes = self.text.as_bytes();
+        let mut at = match self.text[pos..].find('\n') {
+            Some(nl) => pos + nl + 1,
+            None => self.text.len(),
+        };
+        while at < bytes.len() {
+            let line_end = self.text[at..].find('\n').map_or(bytes.len(), |nl| at + nl);
+            let line = &self.text[at..line_end];
+            if line.starts_with('(') || line.trim_start_matches([' ', '\t']).starts_with('#') {
+                break;
+            }
+            at = line_end + 1;
+        }
+        self.lexer.seek(at);
+        self.next = self.lexer.next();
+    }
+
+    fn position(&self, pos: usize) -> (usize, usize, String) {
+        let before = &self.text[..pos];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let line_end = self.text[pos..].find('\n').map_or(self.text.len(), |i| pos + i);
+        let line = self.first_line + before.matches('\n').count();
+        let column = before[line_start..].chars().count() + 1;
+        let snippet = self.text[line_start..line_end].trim_end_matches('\r').to_owned();
+        (line, column, snippet)
+    }
+
+    fn error_at(&self, tok: Token, kind: ParseErrorKind) -> ParseError {
+        let (line, column, snippet) = self.position(tok.start);
+        ParseError { kind, line, column, snippet }
+    }
+
+    fn error_end(&self, expected: &'static str) -> ParseError {
+        let (line, column, snippet) = self.position(self.last_end);
+        ParseError { kind: ParseErrorKind::UnexpectedEnd { expected }, line, column, snippet }
+    }
+
+    fn expect(&mut self, kind: Kind, expected: &'static str) -> Result<Token, ParseError> {
+        match self.peek() {
+            Some(tok) if tok.kind == kind => {
+                self.bump();
+                Ok(tok)
+            }
+            Some(tok) => Err(self.unexpected(tok, expected)),
+            None => Err(self.error_end(expected)),
+        }
+    }
+
+    fn unexpected(&self, tok: Token, expected: &'static str) -> ParseError {
+        self.error_at(tok, ParseErrorKind::Unexpected { expected, found: self.text(tok).to_owned() })
+    }
+
+    fn peek_or_end(&self, expected: &'static str) -> Result<Token, ParseError> {
+        self.peek().ok_or_else(|| self.error_end(expected))
+    }
+
+    /// `(` SYMBOL [`/` (SYMBOL|STRING) [ALIGNMENT]] edge* `)`, as penman's `_parse_node`.
+    fn node(&mut self) -> Result<Node, ParseError> {
+        let open = self.expect(Kind::LParen, "'('")?;
+        let tok = self.peek_or_end("a variable")?;
+        if tok.kind == Kind::RParen {
+            return Err(self.error_at(open, ParseErrorKind::EmptyNode));
+        }
+        let var = self.expect(Kind::Symbol, "a variable")?;
+        let mut node = Node { var: self.text(var).to_owned(), concept: None, edges: Vec::new() };
+        if self.peek_or_end("'/', a role or ')'")?.kind == Kind::Slash {
+            self.bump();
+            let tok = self.peek_or_end("a concept")?;
+            if matches!(tok.kind, Kind::Symbol | Kind::String) {
+                self.bump();
+                node.concept = Some(self.with_alignment(tok));
+            }
+        }
+        loop {
+            let tok = self.peek_or_end("a role or ')'")?;
+            if tok.kind == Kind::RParen {
+                self.bump();
+                return Ok(node);
+            }
+            node.edges.push(self.edge()?);
+        }
+    }
+
+    /// Token text plus a directly following ALIGNMENT token, if any.
+    fn with_alignment(&mut self, tok: Token) -> String {
+        let mut s = self.text(tok).to_owned();
+        if let Some(next) = self.peek().filter(|t| t.kind == Kind::Alignment) {
+            self.bump();
+            s.push_str(self.text(next));
+        }
+        s
+    }
+
+    /// ROLE [ALIGNMENT] (SYMBOL|STRING [ALIGNMENT] | node | nothing), as penman's `_parse_edge`.
+    fn edge(&mut self) -> Result<Edge, ParseError> {
+        let role_tok = self.expect(Kind::Role, "a role or ')'")?;
+        let role = self.with_alignment(role_tok);
+        let tok = self.peek_or_end("a constant, a node or ')'")?;
+        let target = match tok.kind {
+            Kind::Symbol | Kind::String => {
+                self.bump();
+                Target::Atom(self.with_alignment(tok))
+            }
+            Kind::LParen => Target::Node(self.node()?),
+            Kind::Role | Kind::RParen => Target::Missing,
+            _ => return Err(self.unexpected(tok, "a constant, a node or a role")),
+        };
+        Ok(Edge { role, target })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Vec<Result<Tree>> {
+        PenmanReader::new(text.as_bytes()).collect()
+    }
+
+    #[test]
+    fn comment_only_block_merges_into_next_graph() {
+        let items = read("# release header\n# ::file f\n\n# ::id b\n(a / alpha)\n");
+        assert_eq!(items.len(), 1);
+        let tree = items[0].as_ref().ok().cloned().unwrap_or_else(|| Tree::new(Node::new("?", "?")));
+        assert_eq!(tree.metadata.iter().collect::<Vec<_>>(), [("file", "f"), ("id", "b")]);
+    }
+
+    #[test]
+    fn metadata_block_without_graph_is_reported_unless_penman_compatible() {
+        let text = "# ::id lost ::date d\n# ::snt gone\n\n# ::id kept\n# ::snt here\n(a / alpha)\n";
+        let items = read(text);
+        assert_eq!(items.len(), 2);
+        match &items[0] {
+            Err(Error::Parse(e)) => {
+                assert_eq!(e.kind, ParseErrorKind::OrphanMetadata { id: Some("lost".into()) });
+                assert_eq!(e.line, 1);
+            }
+            other => panic!("expected an orphan-metadata error, got {other:?}"),
+        }
+        assert!(matches!(&items[1], Ok(t) if t.metadata.len() == 2 && t.id() == Some("kept")));
+        let merged: Vec<_> = PenmanReader::new(text.as_bytes()).penman_compatible().collect();
+        assert_eq!(merged.len(), 1);
+        assert!(matches!(&merged[0], Ok(t) if t.metadata.len() == 3 && t.id() == Some("kept")));
+    }
+
+    #[test]
+    fn several_graphs_in_one_block() {
+        let items = read("# ::id a\n(a / alpha) (b / beta)\n");
+        assert_eq!(items.len(), 2);
+        assert!(matches!(&items[1], Ok(t) if t.metadata.is_empty() && t.node.var == "b"));
+    }
+
+    #[test]
+    fn stray_header_line_is_reported_and_graph_kept() {
+        let items = read(" ::snt hello\n# ::id 1\n(h / hello)\n");
+        assert_eq!(items.len(), 2);
+        match &items[0] {
+            Err(Error::Parse(e)) => {
+                assert_eq!((e.line, e.column), (1, 2));
+                assert!(matches!(e.kind, ParseErrorKind::StrayText { .. }));
+            }
+            other => panic!("expected a stray-text error, got {other:?}"),
+        }
+        assert!(matches!(&items[1], Ok(t) if t.id() == Some("1")));
+    }
+
+    #[test]
+    fn error_inside_graph_skips_to_next_block_only() {
+        let text = "# ::id 1\n(a / alpha\n   :ARG0 (b / beta)\n   :ARG1 ~bad)\n\n# ::id 2\n(c / gamma)\n";
+        let items = read(text);
+        assert_eq!(items.len(), 2);
+        match &items[0] {
+            Err(Error::Parse(e)) => assert_eq!((e.line, e.column), (4, 10)),
+            other => panic!("expected a parse error, got {other:?}"),
+        }
+        assert!(matches!(&items[1], Ok(t) if t.id() == Some("2")));
+    }
+
+    #[test]
+    fn unclosed_graph_does_not_swallow_the_rest() {
+        let items = read("(a / alpha :ARG0 (b / beta)\n\n(c / gamma)\n");
+        assert_eq!(items.len(), 2);
+        assert!(items[0].is_err());
+        assert!(matches!(&items[1], Ok(t) if t.node.var == "c"));
+    }
+
+    #[test]
+    fn dangling_metadata_is_reported() {
+        let items = read("(a / alpha)\n\n# ::id lost\n");
+        assert_eq!(items.len(), 2);
+        assert!(matches!(&items[1], Err(Error::Parse(ParseError { kind: ParseErrorKind::DanglingMetadata { .. }, .. }))));
+    }
+
+    #[test]
+    fn missing_target_and_concept_are_tolerated() {
+        let tree = decode("(a / :ARG0 :ARG1 (b))").map_err(|e| e.to_string());
+        let tree = tree.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(tree.node.concept, None);
+        assert_eq!(tree.node.edges[0].target, Target::Missing);
+    }
+
+    #[test]
+    fn empty_node_is_an_error() {
+        assert!(matches!(decode("()"), Err(ParseError { kind: ParseErrorKind::EmptyNode, .. })));
+    }
+}

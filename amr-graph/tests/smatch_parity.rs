@@ -1,0 +1,97 @@
+//! Parity with smatch 1.0.4 (`../shared/golden/little_prince_smatch_*.jsonl`).
+//!
+//! Triple counts must be exact; match counts must never exceed the exact optimum, must reach
+//! at least smatch's seed-0 result on every pair, and the corpus F1 on the 200 random pairs
+//! must be within 0.001 of the optimum.
+
+mod common;
+
+use dialeval_amr_graph::smatch::{Smatch, SmatchConfig, SmatchScore, SmatchTriples};
+use serde_json::Value;
+
+fn triples(s: &Value) -> SmatchTriples {
+    SmatchTriples::parse(s.as_str().unwrap_or_default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn counts(v: &Value) -> (usize, usize, usize) {
+    let n = |k: &str| v[k].as_u64().unwrap_or(u64::MAX) as usize;
+    (n("instance"), n("attribute"), n("relation"))
+}
+
+fn field(v: &Value, a: &str, b: &str) -> usize {
+    v[a][b].as_u64().unwrap_or(u64::MAX) as usize
+}
+
+struct Tally {
+    pairs: usize,
+    at_optimum: usize,
+    below_seed0: usize,
+    corpus: SmatchScore,
+    optimal: SmatchScore,
+}
+
+fn check(rows: &[Value], smatch: &Smatch) -> Tally {
+    let mut t = Tally { pairs: 0, at_optimum: 0, below_seed0: 0, corpus: SmatchScore::default(), optimal: SmatchScore::default() };
+    for row in rows {
+        let i = &row["pair_index"];
+        let (a, b) = (triples(&row["amr1"]), triples(&row["amr2"]));
+        assert_eq!(a.counts(), counts(&row["amr1_smatch_triples"]), "pair {i}: test triples");
+        assert_eq!(b.counts(), counts(&row["amr2_smatch_triples"]), "pair {i}: gold triples");
+        let score = smatch.score(&a, &b);
+        assert_eq!(score.test_triples, field(row, "smatch_seed0", "test_triples"), "pair {i}");
+        assert_eq!(score.gold_triples, field(row, "smatch_seed0", "gold_triples"), "pair {i}");
+        let optimum = field(row, "smatch_optimal", "match");
+        let min_match = row["stability"]["min_match"].as_u64().unwrap_or(0) as usize;
+        assert!(score.matched <= optimum, "pair {i}: {} above the optimum {optimum}", score.matched);
+        assert!(score.matched >= min_match, "pair {i}: {} below every smatch run ({min_match})", score.matched);
+        let stable = row["stability"]["stable"].as_bool() == Some(true)
+            && row["stability"]["hill_climbing_best_equals_optimal"].as_bool() == Some(true);
+        if stable {
+            assert_eq!(score.matched, optimum, "pair {i}: smatch always finds the optimum here");
+        }
+        if row.get("identity_pair").and_then(Value::as_bool) == Some(true) {
+            assert_eq!(score.f1(), 1.0, "identity pair {i}");
+        }
+        t.pairs += 1;
+        t.at_optimum += usize::from(score.matched == optimum);
+        t.below_seed0 += usize::from(score.matched < field(row, "smatch_seed0", "match"));
+        t.corpus += score;
+        t.optimal += SmatchScore { matched: optimum, ..score };
+    }
+    t
+}
+
+#[test]
+fn random_pairs_match_smatch() {
+    let Some(shared) = common::shared_dir() else { return };
+    let rows = common::read_jsonl(&shared.join("golden/little_prince_smatch_random_pairs.jsonl"));
+    assert_eq!(rows.len(), 210);
+    let t = check(&rows[..200], &Smatch::default());
+    eprintln!("random pairs: {}/{} at the exact optimum, {} below smatch seed 0", t.at_optimum, t.pairs, t.below_seed0);
+    assert_eq!(t.below_seed0, 0);
+    assert!((t.corpus.f1() - t.optimal.f1()).abs() <= 0.001, "corpus F1 {} vs optimum {}", t.corpus.f1(), t.optimal.f1());
+    assert!((t.optimal.f1() - 0.19486271036315322).abs() < 1e-12);
+    let identity = check(&rows[200..], &Smatch::default());
+    assert_eq!(identity.at_optimum, 10);
+}
+
+#[test]
+fn smatch_default_restarts_also_stay_within_smatch_range() {
+    let Some(shared) = common::shared_dir() else { return };
+    let rows = common::read_jsonl(&shared.join("golden/little_prince_smatch_random_pairs.jsonl"));
+    // smatch's own budget: smart init + 4 random restarts.
+    let smatch = Smatch::new(SmatchConfig { restarts: 4, seed: 7 }).unwrap_or_default();
+    let t = check(&rows, &smatch);
+    assert!((t.corpus.f1() - t.optimal.f1()).abs() <= 0.003);
+}
+
+#[test]
+fn v16_vs_v30_pairs_match_smatch() {
+    let Some(shared) = common::shared_dir() else { return };
+    let rows = common::read_jsonl(&shared.join("golden/little_prince_smatch_v16_vs_v30.jsonl"));
+    assert_eq!(rows.len(), 1562);
+    let t = check(&rows, &Smatch::default());
+    eprintln!("v1.6 vs v3.0: {}/{} at the exact optimum", t.at_optimum, t.pairs);
+    assert_eq!(t.below_seed0, 0);
+    assert_eq!(t.corpus, SmatchScore { matched: 22486, test_triples: 23220, gold_triples: 23491 });
+}

@@ -1,0 +1,1 @@
+//! Examples live as `[[example]]` targets; this library is empty on purpose.
