@@ -1,1 +1,111 @@
-fn main(){}
+#![allow(missing_docs, clippy::panic)] // criterion macros generate undocumented items
+//! Criterion benchmarks of `dialeval-amr-graph` on the Little Prince corpus, mirroring
+//! `scripts/bench_reference.py` (penman 1.3.1 and smatch 1.0.4 on the same inputs):
+//!
+//! - `penman/decode`: whole file → graphs (`penman.load`);
+//! - `penman/encode`: every graph → PENMAN (`penman.encode`);
+//! - `simplify+paths`: Konstas simplification, linearisation and relation-path matrix per graph;
+//! - `smatch/random200`: Smatch on the 200 random pairs of the golden file (parse + match).
+//!
+//! Reads `../shared` (or `$DIALEVAL_SHARED`); without it, benchmarks the bundled 40-graph sample
+//! and skips Smatch.
+
+use std::path::PathBuf;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use dialeval_amr_graph::AmrGraph;
+use dialeval_amr_graph::paths::{GraphInput, PathConfig};
+use dialeval_amr_graph::penman::decode_all;
+use dialeval_amr_graph::simplify::{LinearizeOptions, Pipeline, linearize};
+use dialeval_amr_graph::smatch::{Smatch, SmatchConfig, SmatchTriples};
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn shared() -> Option<PathBuf> {
+    let dir = std::env::var_os("DIALEVAL_SHARED").map_or_else(|| workspace().join("../shared"), PathBuf::from);
+    dir.join("golden").is_dir().then_some(dir)
+}
+
+fn corpus() -> String {
+    let path = match shared() {
+        Some(s) => s.join("data/amr-little-prince/amr-bank-struct-v3.0.txt"),
+        None => {
+            eprintln!("../shared not found: benchmarking the bundled 40-graph sample");
+            workspace().join("data/amr/little-prince-v3.0-first40.amr.txt")
+        }
+    };
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn graphs(text: &str) -> Vec<AmrGraph> {
+    decode_all(text).into_iter().flatten().map(AmrGraph::from_tree).collect()
+}
+
+fn bench_penman(c: &mut Criterion) {
+    let text = corpus();
+    let parsed = graphs(&text);
+    let mut group = c.benchmark_group("penman");
+    group.sample_size(30);
+    group.bench_function("decode", |b| b.iter(|| graphs(std::hint::black_box(&text))));
+    group.bench_function("encode", |b| {
+        b.iter(|| parsed.iter().map(|g| g.encode().len()).sum::<usize>())
+    });
+    group.finish();
+}
+
+fn bench_simplify(c: &mut Criterion) {
+    let parsed = graphs(&corpus());
+    let pipeline = Pipeline::konstas();
+    let options = LinearizeOptions::default();
+    let config = PathConfig::default();
+    c.bench_function("simplify+paths", |b| {
+        b.iter(|| {
+            let mut cells = 0;
+            for g in &parsed {
+                let (tree, _) = pipeline.run(g.layout().clone());
+                cells += linearize(&tree, &options).len();
+                cells += GraphInput::new(g, &config).map_or(0, |i| i.paths.len());
+            }
+            cells
+        });
+    });
+}
+
+fn bench_smatch(c: &mut Criterion) {
+    let Some(shared) = shared() else { return };
+    let path = shared.join("golden/little_prince_smatch_random_pairs.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let pairs: Vec<(String, String)> = text
+        .lines()
+        .take(200)
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap_or_default();
+            (v["amr1"].as_str().unwrap_or_default().to_owned(), v["amr2"].as_str().unwrap_or_default().to_owned())
+        })
+        .collect();
+    let mut group = c.benchmark_group("smatch");
+    group.sample_size(30);
+    for (name, restarts) in [("random200_r4", 4), ("random200_r20", 20)] {
+        let smatch = Smatch::new(SmatchConfig { restarts, seed: 0 }).unwrap_or_default();
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                pairs
+                    .iter()
+                    .map(|(a, g)| {
+                        let (a, g) = (SmatchTriples::parse(a), SmatchTriples::parse(g));
+                        match (a, g) {
+                            (Ok(a), Ok(g)) => smatch.score(&a, &g).matched,
+                            _ => 0,
+                        }
+                    })
+                    .sum::<usize>()
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_penman, bench_simplify, bench_smatch);
+criterion_main!(benches);

@@ -587,6 +587,7 @@ fn place<'a>(
 }
 
 #[cfg(test)]
+#[allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
 mod tests {
     use super::*;
 

@@ -22,9 +22,9 @@
 
 mod error;
 pub mod graph;
-// pub mod paths;
+pub mod paths;
 pub mod penman;
-// pub mod simplify;
+pub mod simplify;
 pub mod smatch;
 
 pub use error::{Error, ParseError, ParseErrorKind, Result};

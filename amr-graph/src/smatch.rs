@@ -11,6 +11,10 @@
 //! random restarts; best-gain moves and swaps), driven by a seeded generator so results are
 //! deterministic. smatch 1.0.4 itself re-seeds from OS entropy and is not reproducible.
 //!
+//! # Deliberate difference
+//! smatch 1.0.4 counts a repeated triple (`:mod c2 :mod c2`) once per copy on each side, so a
+//! graph can match more triples than it has (F1 above 1). Repeated triples are kept once here.
+//!
 //! # Quirks kept for parity
 //! smatch drops an attribute whose role is inverted (`:ARG0-of expressive`) or is `:mod` with a
 //! constant target (`:mod 1`), because it stores the reversed triple under the constant, which
@@ -118,6 +122,11 @@ pub struct SmatchTriples {
 
 const REVERSE_EXCEPTIONS: [&str; 3] = ["prep-on-behalf-of", "prep-out-of", "consist-of"];
 
+fn dedup_keep_first<T: Eq + std::hash::Hash + Clone>(items: &mut Vec<T>) {
+    let mut seen = std::collections::HashSet::new();
+    items.retain(|t| seen.insert(t.clone()));
+}
+
 /// smatch's `normalize`: lowercase, strip trailing `_`.
 fn normalize(s: &str) -> String {
     s.to_lowercase().trim_end_matches('_').to_owned()
@@ -177,6 +186,8 @@ impl SmatchTriples {
         if !out.concepts.is_empty() {
             out.attributes.push((0, "top".to_owned(), "top".to_owned()));
         }
+        dedup_keep_first(&mut out.attributes);
+        dedup_keep_first(&mut out.relations);
         Ok(out)
     }
 
@@ -536,6 +547,7 @@ impl Pool {
 }
 
 #[cfg(test)]
+#[allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
 mod tests {
     use super::*;
 

@@ -1,5 +1,6 @@
 //! Parity with penman 1.3.1 on all 1,562 Little Prince v3.0 graphs
 //! (`../shared/golden/little_prince_v3_penman.jsonl`; tolerance: exact).
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
 mod common;
 

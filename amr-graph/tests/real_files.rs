@@ -1,5 +1,6 @@
 //! Behaviour on the real AMR files: the bundled sample (always) and every corpus under
 //! `../shared/data` with its documented oddities.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
 mod common;
 

@@ -165,6 +165,7 @@ impl Iterator for Lexer<'_> {
 }
 
 #[cfg(test)]
+#[allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
 mod tests {
     use super::*;
 

@@ -308,17 +308,16 @@ impl<'a> Parser<'a> {
     /// (after indentation) or with `(` in column 1.
     fn resync_after(&mut self, pos: usize) {
         let bytes = self.text.as_bytes();
-        let mut at = match self.text[pos..].find('\n') {
-            Some(nl) => pos + nl + 1,
-            None => self.text.len(),
-        };
+        let line_end = |from: usize| bytes[from..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| from + i);
+        let mut at = (line_end(pos.min(bytes.len())) + 1).min(bytes.len());
         while at < bytes.len() {
-            let line_end = self.text[at..].find('\n').map_or(bytes.len(), |nl| at + nl);
-            let line = &self.text[at..line_end];
-            if line.starts_with('(') || line.trim_start_matches([' ', '\t']).starts_with('#') {
+            let end = line_end(at);
+            let line = &bytes[at..end];
+            let indent = line.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+            if line.first() == Some(&b'(') || line.get(indent) == Some(&b'#') {
                 break;
             }
-            at = line_end + 1;
+            at = end + 1;
         }
         self.lexer.seek(at);
         self.next = self.lexer.next();
@@ -419,6 +418,7 @@ impl<'a> Parser<'a> {
 }
 
 #[cfg(test)]
+#[allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
 mod tests {
     use super::*;
 

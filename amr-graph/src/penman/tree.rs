@@ -185,6 +185,7 @@ pub fn split_alignment(s: &str) -> (&str, Option<&str>) {
 }
 
 #[cfg(test)]
+#[allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
 mod tests {
     use super::*;
 

@@ -111,6 +111,7 @@ fn write_edge(out: &mut String, edge: &Edge, indent: Indent, column: usize) {
 }
 
 #[cfg(test)]
+#[allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
 mod tests {
     use super::*;
     use crate::penman::decode;

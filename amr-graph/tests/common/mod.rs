@@ -1,4 +1,5 @@
 //! Locating `../shared` (the golden vectors and corpora) from the workspace root.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 #![allow(dead_code)]
 
 use std::path::PathBuf;

@@ -1,0 +1,149 @@
+//! Property tests: PENMAN round trips on generated graphs, and no panic on arbitrary input.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
+use dialeval_amr_graph::paths::{GraphInput, PathConfig};
+use dialeval_amr_graph::penman::{self, Edge, Indent, Metadata, Node, Target, Tree};
+use dialeval_amr_graph::simplify::{LinearizeOptions, Pipeline, linearize};
+use dialeval_amr_graph::smatch::{Smatch, SmatchConfig, SmatchTriples};
+use dialeval_amr_graph::AmrGraph;
+use proptest::prelude::*;
+
+/// A node shape before variables are assigned: concept, and edges to constants or children.
+#[derive(Debug, Clone)]
+enum Shape {
+    Node(String, Vec<(String, Shape)>),
+    Const(String),
+    /// A re-entrancy to the k-th variable defined so far (modulo their number).
+    Ref(usize),
+}
+
+fn role() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "ARG[0-4]".prop_map(|r| format!(":{r}")),
+        "ARG[0-2]-of".prop_map(|r| format!(":{r}")),
+        Just(":mod".to_owned()),
+        "op[1-3]".prop_map(|r| format!(":{r}")),
+        Just(":consist-of".to_owned()),
+        Just(":polarity".to_owned()),
+    ]
+}
+
+fn constant() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("-".to_owned()),
+        "[0-9]{1,3}",
+        "[a-z]{3,8}",
+        "[A-Za-z ]{1,6}".prop_map(|s| format!("\"{s}\"")),
+        Just("\"say \\\"hi\\\"\"".to_owned()),
+    ]
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    let concept = "[a-z]{2,7}(-0[1-9])?";
+    let leaf = concept.prop_map(|c| Shape::Node(c, Vec::new()));
+    leaf.prop_recursive(4, 24, 4, move |inner| {
+        (
+            concept,
+            prop::collection::vec(
+                (role(), prop_oneof![inner, constant().prop_map(Shape::Const), (0..8usize).prop_map(Shape::Ref)]),
+                0..4,
+            ),
+        )
+            .prop_map(|(c, edges)| Shape::Node(c, edges))
+    })
+}
+
+fn build(shape: &Shape, vars: &mut Vec<String>) -> Node {
+    let Shape::Node(concept, edges) = shape else { unreachable!("the root is a node") };
+    let var = format!("v{}", vars.len());
+    vars.push(var.clone());
+    let mut node = Node::new(var, concept.clone());
+    for (role, target) in edges {
+        let target = match target {
+            Shape::Node(..) => Target::Node(build(target, vars)),
+            Shape::Const(c) => Target::Atom(c.clone()),
+            Shape::Ref(k) => Target::Atom(vars[k % vars.len()].clone()),
+        };
+        node.edges.push(Edge { role: role.clone(), target });
+    }
+    node
+}
+
+fn tree() -> impl Strategy<Value = Tree> {
+    (shape(), "[a-z0-9.]{1,8}").prop_map(|(s, id)| {
+        let root = match s {
+            Shape::Node(..) => s,
+            other => Shape::Node("root".into(), vec![(":ARG0".into(), other)]),
+        };
+        let mut metadata = Metadata::new();
+        metadata.insert("id", id);
+        Tree { metadata, node: build(&root, &mut Vec::new()) }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn decode_of_encode_is_identity(t in tree()) {
+        for indent in [Indent::Adaptive, Indent::Fixed(4), Indent::SingleLine] {
+            let text = penman::encode(&t, indent);
+            let back = penman::decode(&text).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(&back, &t);
+        }
+    }
+
+    #[test]
+    fn triples_survive_relayout(t in tree()) {
+        let g = AmrGraph::from_tree(t);
+        let h = AmrGraph::from_triples(g.top(), g.triples(), g.metadata().clone())
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let again = AmrGraph::decode(&h.encode()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let (mut a, mut b) = (g.triples().to_vec(), again.triples().to_vec());
+        a.sort();
+        b.sort();
+        prop_assert_eq!(a, b);
+    }
+
+    #[test]
+    fn smatch_of_a_graph_with_itself_is_one(t in tree()) {
+        let s = SmatchTriples::from_tree(&t).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let score = Smatch::new(SmatchConfig::default()).map_err(|e| TestCaseError::fail(e.to_string()))?.score(&s, &s);
+        prop_assert_eq!(score.matched, score.test_triples);
+    }
+
+    #[test]
+    fn path_matrix_is_antisymmetric_in_direction(t in tree()) {
+        let g = AmrGraph::from_tree(t);
+        let input = GraphInput::new(&g, &PathConfig { max_path_len: 64, eos: true })
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let n = input.len();
+        for i in 0..n {
+            for j in 0..n {
+                let (p, q) = (input.path(i, j).unwrap_or_default(), input.path(j, i).unwrap_or_default());
+                prop_assert_eq!(p.len(), q.len());
+            }
+        }
+        let tokens = linearize(&Pipeline::konstas().run(g.into_layout()).0, &LinearizeOptions::default());
+        prop_assert!(!tokens.is_empty());
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(s in "\\PC{0,200}") {
+        for tree in penman::decode_all(&s).into_iter().flatten() {
+            let g = AmrGraph::from_tree(tree);
+            let _ = g.encode();
+            let _ = GraphInput::new(&g, &PathConfig::default());
+            if let Ok(st) = SmatchTriples::from_tree(g.layout()) {
+                let _ = Smatch::default().score(&st, &st);
+            }
+        }
+    }
+
+    #[test]
+    fn penman_like_noise_never_panics(s in "[()/: \"a-c0-9~\\n#-]{0,120}") {
+        for tree in penman::decode_all(&s).into_iter().flatten() {
+            let _ = AmrGraph::from_tree(tree).encode();
+        }
+    }
+}
