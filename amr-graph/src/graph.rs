@@ -7,8 +7,12 @@
 //! with no target. The surface tree is kept as the graph's layout, so encoding a decoded graph
 //! reproduces penman's output byte for byte.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::fmt;
+use std::sync::OnceLock;
+
+use compact_str::CompactString;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -25,17 +29,18 @@ pub const INSTANCE: &str = ":instance";
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Triple {
     /// The source variable.
-    pub source: String,
+    pub source: CompactString,
     /// The role with its leading colon (`:ARG0`, `:instance`).
-    pub role: String,
+    pub role: CompactString,
     /// A variable, a constant (quoted strings keep their quotes), or `None` for a missing
     /// concept or target.
-    pub target: Option<String>,
+    pub target: Option<CompactString>,
 }
 
 impl Triple {
-    fn new(source: &str, role: &str, target: Option<&str>) -> Self {
-        Self { source: source.to_owned(), role: role.to_owned(), target: target.map(str::to_owned) }
+    /// A triple from its parts.
+    pub fn new(source: &str, role: &str, target: Option<&str>) -> Self {
+        Self { source: source.into(), role: role.into(), target: target.map(CompactString::from) }
     }
 
     /// The target or `""`, the way the golden files sort and print `None`.
@@ -50,14 +55,14 @@ pub enum AmrNode {
     /// A variable and its concept (without sense stripping or alignment).
     Variable {
         /// The variable name, e.g. `s2`.
-        var: String,
+        var: CompactString,
         /// Its concept, e.g. `see-01`; `None` when the graph gives none.
-        concept: Option<String>,
+        concept: Option<CompactString>,
     },
     /// A constant target of an attribute (`-`, `6`, `"Germany"`); one node per attribute.
     Constant {
         /// The constant as written (quoted strings keep their quotes).
-        value: String,
+        value: CompactString,
     },
 }
 
@@ -78,39 +83,39 @@ pub enum Issue {
     /// The same variable is defined by two nodes.
     DuplicateVariable {
         /// The variable.
-        var: String,
+        var: CompactString,
     },
     /// A target looks like a variable (`b2`, `x`) but no node defines it, so it is read as
     /// a constant. Heuristic: one to three lowercase ASCII letters, then digits (or a single
     /// letter), and not an AMR constant such as `-` or `imperative`.
     UndefinedVariable {
         /// The source of the edge.
-        source: String,
+        source: CompactString,
         /// The role of the edge.
-        role: String,
+        role: CompactString,
         /// The undefined name.
-        target: String,
+        target: CompactString,
     },
     /// A node has no concept.
     MissingConcept {
         /// The variable.
-        var: String,
+        var: CompactString,
     },
     /// A role has no target.
     MissingTarget {
         /// The source variable.
-        source: String,
+        source: CompactString,
         /// The role.
-        role: String,
+        role: CompactString,
     },
     /// An inverted role (`:ARG0-of`) points at a constant, so it cannot be normalised.
     InvertedAttribute {
         /// The source variable.
-        source: String,
+        source: CompactString,
         /// The role as written.
-        role: String,
+        role: CompactString,
         /// The constant.
-        target: String,
+        target: CompactString,
     },
     /// The same triple occurs twice.
     DuplicateTriple {
@@ -158,13 +163,28 @@ pub fn invert_role(role: &str) -> String {
 /// An AMR graph: triples, top, metadata, a petgraph view and the surface layout.
 #[derive(Debug, Clone)]
 pub struct AmrGraph {
-    top: String,
     triples: Vec<Triple>,
-    alignments: HashMap<usize, String>,
-    graph: DiGraph<AmrNode, String>,
-    index: HashMap<String, NodeIndex>,
+    kinds: Vec<TripleKind>,
+    alignments: Vec<(usize, CompactString)>,
     layout: Tree,
-    issues: Vec<Issue>,
+    /// Found on first use, like the view: decoding alone never pays for them.
+    issues: OnceLock<Vec<Issue>>,
+    /// Built on first use.
+    view: OnceLock<View>,
+}
+
+/// What a triple is, decided once while interpreting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TripleKind {
+    Instance,
+    Edge,
+    Attribute,
+}
+
+#[derive(Debug, Clone)]
+struct View {
+    graph: DiGraph<AmrNode, CompactString>,
+    index: FxHashMap<CompactString, NodeIndex>,
 }
 
 impl AmrGraph {
@@ -173,24 +193,19 @@ impl AmrGraph {
     /// Never fails: structural problems are recorded and reported by [`AmrGraph::issues`] and
     /// [`AmrGraph::validate`].
     pub fn from_tree(tree: Tree) -> Self {
-        let mut variables = HashSet::new();
-        let mut issues = Vec::new();
-        tree.node.walk(&mut |n| {
-            if !variables.insert(n.var.clone()) {
-                issues.push(Issue::DuplicateVariable { var: n.var.clone() });
-            }
-        });
-        let mut b = Builder { variables: &variables, triples: Vec::new(), alignments: HashMap::new(), issues };
+        let mut variables = Vec::with_capacity(16);
+        tree.node.walk(&mut |n| variables.push(n.var.as_str()));
+        variables.sort_unstable();
+        let capacity = variables.len() * 3;
+        let mut b = Builder {
+            variables: &variables,
+            triples: Vec::with_capacity(capacity),
+            kinds: Vec::with_capacity(capacity),
+            alignments: Vec::new(),
+        };
         b.interpret(&tree.node);
-        let Builder { triples, alignments, mut issues, .. } = b;
-        let mut seen = HashSet::new();
-        for t in &triples {
-            if !seen.insert(t) {
-                issues.push(Issue::DuplicateTriple { triple: t.clone() });
-            }
-        }
-        let (graph, index) = build_petgraph(&tree.node, &triples, &variables);
-        Self { top: tree.node.var.clone(), triples, alignments, graph, index, layout: tree, issues }
+        let Builder { triples, kinds, alignments, .. } = b;
+        Self { triples, kinds, alignments, layout: tree, issues: OnceLock::new(), view: OnceLock::new() }
     }
 
     /// Builds a graph from triples, laying it out depth-first from `top`.
@@ -217,7 +232,7 @@ impl AmrGraph {
 
     /// The top variable.
     pub fn top(&self) -> &str {
-        &self.top
+        &self.layout.node.var
     }
 
     /// All triples in penman's order.
@@ -234,44 +249,43 @@ impl AmrGraph {
         sorted
     }
 
+    fn of_kind(&self, kind: TripleKind) -> impl Iterator<Item = &Triple> {
+        self.triples.iter().zip(&self.kinds).filter(move |(_, k)| **k == kind).map(|(t, _)| t)
+    }
+
     /// Instance (concept) triples.
     pub fn instances(&self) -> impl Iterator<Item = &Triple> {
-        self.triples.iter().filter(|t| t.role == INSTANCE)
+        self.of_kind(TripleKind::Instance)
     }
 
     /// Relation triples: non-instance triples whose target is a variable.
     pub fn edges(&self) -> impl Iterator<Item = &Triple> {
-        self.triples
-            .iter()
-            .filter(|t| t.role != INSTANCE && t.target.as_ref().is_some_and(|v| self.index.contains_key(v)))
+        self.of_kind(TripleKind::Edge)
     }
 
     /// Attribute triples: non-instance triples whose target is a constant (or missing).
     pub fn attributes(&self) -> impl Iterator<Item = &Triple> {
-        self.triples
-            .iter()
-            .filter(|t| t.role != INSTANCE && !t.target.as_ref().is_some_and(|v| self.index.contains_key(v)))
+        self.of_kind(TripleKind::Attribute)
     }
 
-    /// Surface alignments (`~e.3`) by triple position in [`AmrGraph::triples`].
-    pub fn alignments(&self) -> &HashMap<usize, String> {
+    /// Surface alignments (`~e.3`) as `(position in [`AmrGraph::triples`], alignment)`.
+    pub fn alignments(&self) -> &[(usize, CompactString)] {
         &self.alignments
     }
 
     /// Variables in order of first definition.
     pub fn variables(&self) -> impl Iterator<Item = &str> {
-        self.graph.node_weights().filter_map(|n| match n {
-            AmrNode::Variable { var, .. } => Some(var.as_str()),
-            AmrNode::Constant { .. } => None,
-        })
+        let mut seen = FxHashSet::default();
+        self.instances().map(|t| t.source.as_str()).filter(move |v| seen.insert(*v))
     }
 
     /// The concept of `var`.
     pub fn concept(&self, var: &str) -> Option<&str> {
-        match &self.graph[*self.index.get(var)?] {
-            AmrNode::Variable { concept, .. } => concept.as_deref(),
-            AmrNode::Constant { .. } => None,
-        }
+        self.instances().find(|t| t.source == var).and_then(|t| t.target.as_deref())
+    }
+
+    fn view(&self) -> &View {
+        self.view.get_or_init(|| build_view(&self.layout.node, &self.triples, &self.kinds))
     }
 
     /// Metadata of the graph.
@@ -291,20 +305,22 @@ impl AmrGraph {
 
     /// The petgraph view: one node per variable (in definition order) and one per attribute
     /// constant; edges carry roles in normalised direction.
-    pub fn graph(&self) -> &DiGraph<AmrNode, String> {
-        &self.graph
+    ///
+    /// Built on first use and kept.
+    pub fn graph(&self) -> &DiGraph<AmrNode, CompactString> {
+        &self.view().graph
     }
 
     /// The petgraph index of a variable.
     pub fn node_index(&self, var: &str) -> Option<NodeIndex> {
-        self.index.get(var).copied()
+        self.view().index.get(var).copied()
     }
 
     /// Re-entrant variables and how often each is re-entered, as penman's
     /// `Graph.reentrancies()` (the top counts as entered once).
     pub fn reentrancies(&self) -> Vec<(&str, usize)> {
-        let mut count: HashMap<&str, usize> = HashMap::new();
-        *count.entry(self.top.as_str()).or_default() += 1;
+        let mut count: FxHashMap<&str, usize> = FxHashMap::default();
+        *count.entry(self.top()).or_default() += 1;
         for t in self.edges() {
             if let Some(target) = &t.target {
                 *count.entry(target.as_str()).or_default() += 1;
@@ -327,16 +343,17 @@ impl AmrGraph {
     /// # Complexity
     /// O(V + E), one breadth-first search.
     pub fn depth(&self) -> usize {
-        let Some(start) = self.node_index(&self.top) else { return 0 };
-        let mut dist = vec![usize::MAX; self.graph.node_count()];
+        let Some(start) = self.node_index(self.top()) else { return 0 };
+        let graph = self.graph();
+        let mut dist = vec![usize::MAX; graph.node_count()];
         dist[start.index()] = 0;
         let mut queue = VecDeque::from([start]);
         let mut deepest = 0;
         while let Some(n) = queue.pop_front() {
             let d = dist[n.index()];
             deepest = deepest.max(d);
-            for m in self.graph.neighbors_undirected(n) {
-                if matches!(self.graph[m], AmrNode::Variable { .. }) && dist[m.index()] == usize::MAX {
+            for m in graph.neighbors_undirected(n) {
+                if matches!(graph[m], AmrNode::Variable { .. }) && dist[m.index()] == usize::MAX {
                     dist[m.index()] = d + 1;
                     queue.push_back(m);
                 }
@@ -349,11 +366,12 @@ impl AmrGraph {
     /// [`Direction::Outgoing`] for `var role other`.
     pub fn neighbours(&self, var: &str) -> Vec<(&str, &AmrNode, Direction)> {
         let Some(n) = self.node_index(var) else { return Vec::new() };
+        let graph = self.graph();
         let mut out = Vec::new();
         for dir in [Direction::Outgoing, Direction::Incoming] {
-            for e in self.graph.edges_directed(n, dir) {
+            for e in graph.edges_directed(n, dir) {
                 let other = if dir == Direction::Outgoing { e.target() } else { e.source() };
-                out.push((e.weight().as_str(), &self.graph[other], dir));
+                out.push((e.weight().as_str(), &graph[other], dir));
             }
         }
         out
@@ -361,7 +379,7 @@ impl AmrGraph {
 
     /// Structural problems, in the order found.
     pub fn issues(&self) -> &[Issue] {
-        &self.issues
+        self.issues.get_or_init(|| find_issues(&self.layout.node, &self.triples))
     }
 
     /// Checks the graph's invariants.
@@ -369,7 +387,8 @@ impl AmrGraph {
     /// # Errors
     /// [`Error::Invalid`] listing every [`Issue`].
     pub fn validate(&self) -> Result<()> {
-        if self.issues.is_empty() { Ok(()) } else { Err(Error::Invalid(self.issues.clone())) }
+        let issues = self.issues();
+        if issues.is_empty() { Ok(()) } else { Err(Error::Invalid(issues.to_vec())) }
     }
 
     /// PENMAN text of the graph with penman's default layout, metadata included.
@@ -384,21 +403,22 @@ impl AmrGraph {
 
     /// Graphviz DOT source: variables as ellipses `var / concept`, constants as boxes.
     pub fn to_dot(&self) -> String {
+        let graph = self.graph();
         let mut out = String::from("digraph amr {\n  rankdir=TB;\n");
-        for idx in self.graph.node_indices() {
-            let (label, shape) = match &self.graph[idx] {
+        for idx in graph.node_indices() {
+            let (label, shape) = match &graph[idx] {
                 AmrNode::Variable { var, concept } => {
                     let label = match concept {
                         Some(c) => format!("{var} / {c}"),
-                        None => var.clone(),
+                        None => var.to_string(),
                     };
-                    (label, if *var == self.top { "doublecircle" } else { "ellipse" })
+                    (label, if var == self.top() { "doublecircle" } else { "ellipse" })
                 }
-                AmrNode::Constant { value } => (value.clone(), "box"),
+                AmrNode::Constant { value } => (value.to_string(), "box"),
             };
             out.push_str(&format!("  n{} [label=\"{}\", shape={shape}];\n", idx.index(), dot_escape(&label)));
         }
-        for e in self.graph.edge_references() {
+        for e in graph.edge_references() {
             out.push_str(&format!(
                 "  n{} -> n{} [label=\"{}\"];\n",
                 e.source().index(),
@@ -427,19 +447,65 @@ fn looks_like_variable(s: &str) -> bool {
     (letters == 1 && rest.is_empty()) || ((1..=3).contains(&letters) && digits_ok)
 }
 
+/// Every structural problem of a graph, in tree order, then repeated triples.
+fn find_issues(root: &Node, triples: &[Triple]) -> Vec<Issue> {
+    let mut issues = Vec::new();
+    let mut defined = FxHashSet::default();
+    root.walk(&mut |n| {
+        if !defined.insert(n.var.as_str()) {
+            issues.push(Issue::DuplicateVariable { var: n.var.clone() });
+        }
+    });
+    root.walk(&mut |n| {
+        if n.concept.is_none() {
+            issues.push(Issue::MissingConcept { var: n.var.clone() });
+        }
+        for edge in &n.edges {
+            let role = split_alignment(&edge.role).0;
+            match &edge.target {
+                Target::Atom(atom) => {
+                    let target = split_alignment(atom).0;
+                    if defined.contains(target) {
+                        continue;
+                    }
+                    let inverted = is_inverted(role);
+                    let undefined = !inverted && looks_like_variable(target);
+                    let (source, role, target) = (n.var.clone(), CompactString::from(role), CompactString::from(target));
+                    if inverted {
+                        issues.push(Issue::InvertedAttribute { source, role, target });
+                    } else if undefined {
+                        issues.push(Issue::UndefinedVariable { source, role, target });
+                    }
+                }
+                Target::Missing => issues.push(Issue::MissingTarget { source: n.var.clone(), role: role.into() }),
+                Target::Node(_) => {}
+            }
+        }
+    });
+    let mut seen = FxHashSet::default();
+    for t in triples {
+        if !seen.insert(t) {
+            issues.push(Issue::DuplicateTriple { triple: t.clone() });
+        }
+    }
+    issues
+}
+
 struct Builder<'a> {
-    variables: &'a HashSet<String>,
+    /// Sorted variables of the tree.
+    variables: &'a [&'a str],
     triples: Vec<Triple>,
-    alignments: HashMap<usize, String>,
-    issues: Vec<Issue>,
+    kinds: Vec<TripleKind>,
+    alignments: Vec<(usize, CompactString)>,
 }
 
 impl Builder<'_> {
-    fn push(&mut self, triple: Triple, alignment: Option<&str>) {
+    fn push(&mut self, triple: Triple, kind: TripleKind, alignment: Option<&str>) {
         if let Some(a) = alignment {
-            self.alignments.insert(self.triples.len(), a.to_owned());
+            self.alignments.push((self.triples.len(), a.into()));
         }
         self.triples.push(triple);
+        self.kinds.push(kind);
     }
 
     fn interpret(&mut self, node: &Node) {
@@ -447,83 +513,69 @@ impl Builder<'_> {
         match &node.concept {
             Some(c) => {
                 let (concept, align) = split_alignment(c);
-                self.push(Triple::new(var, INSTANCE, Some(concept)), align);
+                let concept = if align.is_none() { c.clone() } else { concept.into() };
+                let triple = Triple { source: node.var.clone(), role: INSTANCE.into(), target: Some(concept) };
+                self.push(triple, TripleKind::Instance, align);
             }
-            None => {
-                self.issues.push(Issue::MissingConcept { var: var.to_owned() });
-                self.push(Triple::new(var, INSTANCE, None), None);
-            }
+            None => self.push(Triple::new(var, INSTANCE, None), TripleKind::Instance, None),
         }
         for edge in &node.edges {
             let (role, role_align) = split_alignment(&edge.role);
+            let role_text = || if role_align.is_none() { edge.role.clone() } else { role.into() };
             match &edge.target {
                 Target::Atom(atom) => {
                     let (target, target_align) = split_alignment(atom);
                     let align = role_align.or(target_align);
-                    let is_var = self.variables.contains(target);
+                    let is_var = self.variables.binary_search(&target).is_ok();
+                    let kind = if is_var { TripleKind::Edge } else { TripleKind::Attribute };
                     let triple = if is_inverted(role) && is_var {
                         Triple::new(target, &invert_role(role), Some(var))
                     } else {
-                        if is_inverted(role) {
-                            self.issues.push(Issue::InvertedAttribute {
-                                source: var.to_owned(),
-                                role: role.to_owned(),
-                                target: target.to_owned(),
-                            });
-                        } else if !is_var && looks_like_variable(target) {
-                            self.issues.push(Issue::UndefinedVariable {
-                                source: var.to_owned(),
-                                role: role.to_owned(),
-                                target: target.to_owned(),
-                            });
-                        }
-                        Triple::new(var, role, Some(target))
+                        let target = if target_align.is_none() { atom.clone() } else { target.into() };
+                        Triple { source: node.var.clone(), role: role_text(), target: Some(target) }
                     };
-                    self.push(triple, align);
+                    self.push(triple, kind, align);
                 }
                 Target::Node(child) => {
                     let triple = if is_inverted(role) {
                         Triple::new(&child.var, &invert_role(role), Some(var))
                     } else {
-                        Triple::new(var, role, Some(&child.var))
+                        Triple { source: node.var.clone(), role: role_text(), target: Some(child.var.clone()) }
                     };
-                    self.push(triple, role_align);
+                    self.push(triple, TripleKind::Edge, role_align);
                     self.interpret(child);
                 }
                 Target::Missing => {
-                    self.issues.push(Issue::MissingTarget { source: var.to_owned(), role: role.to_owned() });
-                    self.push(Triple::new(var, role, None), role_align);
+                    let triple = Triple { source: node.var.clone(), role: role_text(), target: None };
+                    self.push(triple, TripleKind::Attribute, role_align);
                 }
             }
         }
     }
 }
 
-fn build_petgraph(
-    root: &Node,
-    triples: &[Triple],
-    variables: &HashSet<String>,
-) -> (DiGraph<AmrNode, String>, HashMap<String, NodeIndex>) {
-    let mut graph = DiGraph::with_capacity(variables.len(), triples.len());
-    let mut index = HashMap::with_capacity(variables.len());
+fn build_view(root: &Node, triples: &[Triple], kinds: &[TripleKind]) -> View {
+    let mut graph = DiGraph::with_capacity(triples.len(), triples.len());
+    let mut index = FxHashMap::default();
     root.walk(&mut |n| {
         index.entry(n.var.clone()).or_insert_with(|| {
-            let concept = n.concept.as_deref().map(|c| split_alignment(c).0.to_owned());
+            let concept = n.concept.as_deref().map(|c| CompactString::from(split_alignment(c).0));
             graph.add_node(AmrNode::Variable { var: n.var.clone(), concept })
         });
     });
-    for t in triples {
+    for (t, kind) in triples.iter().zip(kinds) {
         let (Some(&source), Some(target)) = (index.get(&t.source), &t.target) else { continue };
-        if t.role == INSTANCE {
-            continue;
-        }
-        let target = match index.get(target) {
-            Some(&v) => v,
-            None => graph.add_node(AmrNode::Constant { value: target.clone() }),
+        let target = match kind {
+            TripleKind::Instance => continue,
+            TripleKind::Edge => match index.get(target) {
+                Some(&v) => v,
+                None => continue,
+            },
+            TripleKind::Attribute => graph.add_node(AmrNode::Constant { value: target.clone() }),
         };
         graph.add_edge(source, target, t.role.clone());
     }
-    (graph, index)
+    View { graph, index }
 }
 
 /// Lays out triples as a tree rooted at `top` (see [`AmrGraph::from_triples`]).
@@ -556,7 +608,7 @@ fn place<'a>(
     defined: &mut HashSet<&'a str>,
 ) -> Node {
     defined.insert(var);
-    let mut node = Node { var: var.to_owned(), concept: None, edges: Vec::new() };
+    let mut node = Node { var: var.into(), concept: None, edges: Vec::new() };
     for i in 0..triples.len() {
         if placed[i] {
             continue;
@@ -565,13 +617,13 @@ fn place<'a>(
         let (role, target) = if t.source == var {
             (t.role.clone(), t.target.as_deref())
         } else if t.target.as_deref() == Some(var) && t.role != INSTANCE && variables.contains(t.source.as_str()) {
-            (invert_role(&t.role), Some(t.source.as_str()))
+            (CompactString::from(invert_role(&t.role)), Some(t.source.as_str()))
         } else {
             continue;
         };
         placed[i] = true;
         if role == INSTANCE {
-            node.concept = target.map(str::to_owned);
+            node.concept = target.map(CompactString::from);
             continue;
         }
         let target = match target {
@@ -579,7 +631,7 @@ fn place<'a>(
             Some(v) if variables.contains(v) && !defined.contains(v) => {
                 Target::Node(place(v, triples, variables, placed, defined))
             }
-            Some(v) => Target::Atom(v.to_owned()),
+            Some(v) => Target::Atom(v.into()),
         };
         node.edges.push(penman::Edge { role, target });
     }

@@ -17,6 +17,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -221,7 +222,7 @@ struct Collector {
     concepts: Vec<String>,
     kinds: Vec<NodeKind>,
     adjacency: Vec<Vec<(usize, String)>>,
-    var_index: HashMap<String, usize>,
+    var_index: HashMap<CompactString, usize>,
     /// Every variable the graph defines: an atom naming one is a re-entrancy, resolved once all
     /// nodes are numbered (as in penman, a constant spelled like a variable is a reference).
     variables: HashSet<String>,

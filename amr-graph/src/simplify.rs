@@ -20,6 +20,7 @@
 
 use std::collections::HashMap;
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -129,7 +130,7 @@ impl Pass for StripSenses {
                 let (concept, align) = split_alignment(c);
                 let stripped = strip_sense(concept);
                 if stripped.len() != concept.len() {
-                    n.concept = Some(format!("{stripped}{}", align.unwrap_or("")));
+                    n.concept = Some(compact_str::format_compact!("{stripped}{}", align.unwrap_or("")));
                 }
             }
         });
@@ -156,7 +157,7 @@ pub struct Placeholder {
     /// Human-readable surface form: the name's words, `year=2012 month=6`, or the number.
     pub surface: String,
     /// The original concept (names, dates) or constant (numbers).
-    pub original: String,
+    pub original: CompactString,
     /// Edges removed from the node (names, dates), restored verbatim.
     pub removed: Vec<Edge>,
 }
@@ -168,11 +169,11 @@ pub struct Placeholders {
 }
 
 impl Placeholders {
-    fn add(&mut self, stem: &str, entry: Placeholder) -> String {
+    fn add(&mut self, stem: &str, entry: Placeholder) -> CompactString {
         let k = self.entries.iter().filter(|(t, _)| t.rsplit_once('_').is_some_and(|(s, _)| s == stem)).count();
         let token = format!("{stem}_{k}");
         self.entries.push((token.clone(), entry));
-        token
+        token.into()
     }
 
     /// The entry of a placeholder token.
@@ -233,7 +234,7 @@ impl Placeholders {
             }
         });
         match unknown {
-            Some(token) => Err(Error::UnknownPlaceholder(token)),
+            Some(token) => Err(Error::UnknownPlaceholder(token.into())),
             None => Ok(()),
         }
     }

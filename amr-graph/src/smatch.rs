@@ -20,9 +20,10 @@
 //! constant target (`:mod 1`), because it stores the reversed triple under the constant, which
 //! is not a node; and it keeps only the first word of a quoted constant with spaces.
 
-use std::collections::HashMap;
 use std::ops::{Add, AddAssign};
 
+use compact_str::CompactString;
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -111,13 +112,13 @@ impl std::iter::Sum for SmatchScore {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SmatchTriples {
     /// Concepts as smatch reads them (before normalisation), by node.
-    raw_concepts: Vec<String>,
+    raw_concepts: Vec<CompactString>,
     /// Normalised concepts, by node.
-    concepts: Vec<String>,
+    concepts: Vec<CompactString>,
     /// `(node, normalised role, normalised value)`; includes `(0, "top", "top")`.
-    attributes: Vec<(usize, String, String)>,
+    attributes: Vec<(usize, CompactString, CompactString)>,
     /// `(normalised role, source node, target node)`.
-    relations: Vec<(String, usize, usize)>,
+    relations: Vec<(CompactString, usize, usize)>,
 }
 
 const REVERSE_EXCEPTIONS: [&str; 3] = ["prep-on-behalf-of", "prep-out-of", "consist-of"];
@@ -128,13 +129,21 @@ fn dedup_keep_first<T: Eq + std::hash::Hash + Clone>(items: &mut Vec<T>) {
 }
 
 /// smatch's `normalize`: lowercase, strip trailing `_`.
-fn normalize(s: &str) -> String {
-    s.to_lowercase().trim_end_matches('_').to_owned()
+fn normalize(s: &str) -> CompactString {
+    let trimmed = s.trim_end_matches('_');
+    if trimmed.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
+        CompactString::from(s.to_lowercase().trim_end_matches('_'))
+    } else {
+        CompactString::from(trimmed)
+    }
 }
 
 /// How smatch's character scanner reads a value: quotes vanish and a closing quote leaves `_`;
 /// spaces vanish in concepts but split attribute values (of which the first word is kept).
-fn scanned_value(s: &str, first_word_only: bool) -> String {
+fn scanned_value(s: &str, first_word_only: bool) -> CompactString {
+    if !s.contains(['"', ' ']) {
+        return CompactString::from(s);
+    }
     let mut out = String::with_capacity(s.len() + 1);
     let mut in_quote = false;
     for c in s.chars() {
@@ -150,9 +159,9 @@ fn scanned_value(s: &str, first_word_only: bool) -> String {
         }
     }
     if first_word_only {
-        out.split_whitespace().next().unwrap_or("").to_owned()
+        CompactString::from(out.split_whitespace().next().unwrap_or(""))
     } else {
-        out
+        CompactString::from(out)
     }
 }
 
@@ -163,7 +172,7 @@ impl SmatchTriples {
     /// [`Error::Invalid`] with [`Issue::DuplicateVariable`] when a variable is defined twice
     /// (smatch refuses such graphs too).
     pub fn from_tree(tree: &Tree) -> Result<Self> {
-        let mut order: HashMap<&str, usize> = HashMap::new();
+        let mut order: FxHashMap<&str, usize> = FxHashMap::default();
         let mut raw_concepts = Vec::new();
         let mut duplicate = None;
         tree.node.walk(&mut |n: &Node| {
@@ -184,7 +193,7 @@ impl SmatchTriples {
         };
         out.collect(&tree.node, &order);
         if !out.concepts.is_empty() {
-            out.attributes.push((0, "top".to_owned(), "top".to_owned()));
+            out.attributes.push((0, "top".into(), "top".into()));
         }
         dedup_keep_first(&mut out.attributes);
         dedup_keep_first(&mut out.relations);
@@ -199,7 +208,7 @@ impl SmatchTriples {
         Self::from_tree(&penman::decode(text)?)
     }
 
-    fn collect(&mut self, node: &Node, order: &HashMap<&str, usize>) {
+    fn collect(&mut self, node: &Node, order: &FxHashMap<&str, usize>) {
         let u = order[node.var.as_str()];
         for edge in &node.edges {
             let role = split_alignment(&edge.role).0;
@@ -219,7 +228,7 @@ impl SmatchTriples {
             let reversed = role.ends_with("-of") && !REVERSE_EXCEPTIONS.contains(&role);
             match target {
                 Ok(v) if reversed => self.relations.push((normalize(&role[..role.len() - 3]), v, u)),
-                Ok(v) if role == "mod" => self.relations.push(("domain".to_owned(), v, u)),
+                Ok(v) if role == "mod" => self.relations.push(("domain".into(), v, u)),
                 Ok(v) => self.relations.push((normalize(role), u, v)),
                 // smatch files the reversed triple under the constant, which is not a node.
                 Err(_) if reversed || role == "mod" => {}
@@ -361,7 +370,7 @@ impl Pool {
         let (n1, n2) = (t.node_count(), g.node_count());
         let mut candidates = vec![Vec::new(); n1];
         let mut unary = vec![0_i64; n1 * n2];
-        let mut pair_map: HashMap<(usize, usize), i64> = HashMap::new();
+        let mut pair_map: FxHashMap<(usize, usize), i64> = FxHashMap::default();
         for (i, c1) in t.concepts.iter().enumerate() {
             for (j, c2) in g.concepts.iter().enumerate() {
                 if c1 == c2 {

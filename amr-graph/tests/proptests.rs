@@ -61,10 +61,10 @@ fn build(shape: &Shape, vars: &mut Vec<String>) -> Node {
     for (role, target) in edges {
         let target = match target {
             Shape::Node(..) => Target::Node(build(target, vars)),
-            Shape::Const(c) => Target::Atom(c.clone()),
-            Shape::Ref(k) => Target::Atom(vars[k % vars.len()].clone()),
+            Shape::Const(c) => Target::Atom(c.as_str().into()),
+            Shape::Ref(k) => Target::Atom(vars[k % vars.len()].as_str().into()),
         };
-        node.edges.push(Edge { role: role.clone(), target });
+        node.edges.push(Edge { role: role.as_str().into(), target });
     }
     node
 }

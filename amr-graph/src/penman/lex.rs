@@ -25,14 +25,36 @@ pub(crate) struct Token {
     pub end: usize,
 }
 
-/// Python's `\s` subset used by penman's patterns: space, `\t`, `\r`, `\n`, `\v`, `\f`.
+const SPACE: u8 = 1;
+const DELIMITER: u8 = 2;
+
+/// Byte classes: penman's whitespace (Python's `\s` subset: space, `\t`, `\r`, `\n`, `\v`,
+/// `\f`) and the bytes that end a ROLE or SYMBOL (whitespace and `"()/:~`).
+static CLASS: [u8; 256] = {
+    let mut table = [0_u8; 256];
+    let spaces = [b' ', b'\t', b'\r', b'\n', 0x0b, 0x0c];
+    let mut i = 0;
+    while i < spaces.len() {
+        table[spaces[i] as usize] = SPACE | DELIMITER;
+        i += 1;
+    }
+    let delimiters = [b'"', b'(', b')', b'/', b':', b'~'];
+    let mut i = 0;
+    while i < delimiters.len() {
+        table[delimiters[i] as usize] = DELIMITER;
+        i += 1;
+    }
+    table
+};
+
+/// Python's `\s` subset used by penman's patterns.
 pub(crate) fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c)
+    CLASS[b as usize] & SPACE != 0
 }
 
 /// Bytes that end a ROLE or SYMBOL.
 fn is_delimiter(b: u8) -> bool {
-    is_space(b) || matches!(b, b'"' | b'(' | b')' | b'/' | b':' | b'~')
+    CLASS[b as usize] & DELIMITER != 0
 }
 
 pub(crate) struct Lexer<'a> {
@@ -120,10 +142,7 @@ impl Iterator for Lexer<'_> {
         let &first = t.get(start)?;
         let (kind, end) = match first {
             b'#' => {
-                let mut end = start;
-                while end < t.len() && t[end] != b'\n' {
-                    end += 1;
-                }
+                let mut end = memchr::memchr(b'\n', &t[start..]).map_or(t.len(), |i| start + i);
                 if end > start && t[end - 1] == b'\r' {
                     end -= 1;
                 }

@@ -8,6 +8,6 @@ mod read;
 mod tree;
 mod write;
 
-pub use read::{PenmanReader, decode, decode_all};
+pub use read::{LineSource, PenmanReader, TextLines, decode, decode_all};
 pub use tree::{Edge, Metadata, Node, Target, Tree, split_alignment};
 pub use write::{Indent, encode, encode_node};

@@ -20,6 +20,8 @@
 use std::collections::VecDeque;
 use std::io::BufRead;
 
+use compact_str::CompactString;
+
 use super::lex::{Kind, Lexer, Token, is_space};
 use super::tree::{Edge, Metadata, Node, Target, Tree};
 use crate::error::{Error, ParseError, ParseErrorKind, Result};
@@ -34,7 +36,44 @@ use crate::error::{Error, ParseError, ParseErrorKind, Result};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn decode_all(text: &str) -> Vec<Result<Tree>> {
-    PenmanReader::new(text.as_bytes()).collect()
+    PenmanReader::from_text(text).collect()
+}
+
+/// Where a [`PenmanReader`] gets its lines: any [`BufRead`], or text already in memory
+/// ([`TextLines`], which skips re-validating UTF-8).
+pub trait LineSource {
+    /// Appends the next line, with its `\n`, to `buf`; returns the bytes appended (0 at the end).
+    ///
+    /// # Errors
+    /// I/O errors of the underlying reader, or invalid UTF-8.
+    fn read_line_into(&mut self, buf: &mut String) -> std::io::Result<usize>;
+}
+
+impl<R: BufRead> LineSource for R {
+    fn read_line_into(&mut self, buf: &mut String) -> std::io::Result<usize> {
+        self.read_line(buf)
+    }
+}
+
+/// Lines of an in-memory text.
+#[derive(Debug, Clone)]
+pub struct TextLines<'a>(&'a str);
+
+impl LineSource for TextLines<'_> {
+    fn read_line_into(&mut self, buf: &mut String) -> std::io::Result<usize> {
+        let end = memchr::memchr(b'\n', self.0.as_bytes()).map_or(self.0.len(), |i| i + 1);
+        let (line, rest) = self.0.split_at(end);
+        buf.push_str(line);
+        self.0 = rest;
+        Ok(end)
+    }
+}
+
+impl<'a> PenmanReader<TextLines<'a>> {
+    /// A reader over text already in memory.
+    pub fn from_text(text: &'a str) -> Self {
+        Self::new(TextLines(text))
+    }
 }
 
 /// Decodes exactly one graph.
@@ -91,7 +130,7 @@ pub struct PenmanReader<R> {
     finished: bool,
 }
 
-impl<R: BufRead> PenmanReader<R> {
+impl<R: LineSource> PenmanReader<R> {
     /// Wraps a buffered source.
     pub fn new(source: R) -> Self {
         Self {
@@ -114,68 +153,91 @@ impl<R: BufRead> PenmanReader<R> {
         self
     }
 
-    fn next_line(&mut self) -> std::io::Result<Option<String>> {
+    /// Appends the next line (with its newline) to `self.chunk`; `false` at end of input.
+    fn read_line_into_chunk(&mut self) -> std::io::Result<bool> {
         if let Some(line) = self.peeked.take() {
-            return Ok(Some(line));
+            self.chunk.push_str(&line);
+            return Ok(true);
         }
-        let mut line = String::new();
-        if self.source.read_line(&mut line)? == 0 {
-            return Ok(None);
-        }
-        Ok(Some(line))
+        Ok(self.source.read_line_into(&mut self.chunk)? > 0)
     }
 
-    fn peek_line(&mut self) -> std::io::Result<Option<&str>> {
+    fn next_starts_block(&mut self) -> std::io::Result<bool> {
         if self.peeked.is_none() {
-            self.peeked = self.next_line()?;
+            let mut line = String::new();
+            if self.source.read_line_into(&mut line)? == 0 {
+                return Ok(false);
+            }
+            self.peeked = Some(line);
         }
-        Ok(self.peeked.as_deref())
+        Ok(self.peeked.as_deref().is_some_and(|l| l.starts_with(['#', '('])))
     }
 
-    /// Reads the next block: lines up to a blank line at which all parentheses are closed
-    /// (or, with parentheses still open, a blank line followed by a line that starts a new
-    /// block with `#` or `(`). Returns the 1-based line number of its first line.
+    /// Reads the next block into `self.chunk`: lines up to a blank line at which all
+    /// parentheses are closed (or, with parentheses still open, a blank line followed by a line
+    /// that starts a new block with `#` or `(`). Returns the 1-based line number of its first line.
     fn fill_chunk(&mut self) -> std::io::Result<Option<usize>> {
         self.chunk.clear();
         let mut first = None;
         let mut depth: i64 = 0;
-        while let Some(line) = self.next_line()? {
+        loop {
+            let start = self.chunk.len();
+            if !self.read_line_into_chunk()? {
+                break;
+            }
             self.line_no += 1;
-            let blank = line.bytes().all(is_space);
-            if first.is_none() {
-                if blank {
-                    continue;
-                }
-                first = Some(self.line_no);
+            let line = &self.chunk.as_bytes()[start..];
+            if !line.iter().all(|&b| is_space(b)) {
+                first.get_or_insert(self.line_no);
+                depth += paren_balance(line);
+                continue;
             }
-            if blank {
-                if depth <= 0 {
-                    break;
-                }
-                let starts_block =
-                    matches!(self.peek_line()?, Some(next) if next.starts_with(['#', '(']));
-                if starts_block {
-                    break;
-                }
+            self.chunk.truncate(start);
+            if first.is_some() && (depth <= 0 || self.next_starts_block()?) {
+                break;
             }
-            depth += paren_balance(&line);
-            self.chunk.push_str(&line);
+            if first.is_some() {
+                // A blank line inside an open graph: keep the line count right for positions.
+                self.chunk.push('\n');
+            }
         }
         Ok(first)
     }
 }
 
-fn paren_balance(line: &str) -> i64 {
-    Lexer::new(line)
-        .map(|t| match t.kind {
-            Kind::LParen => 1,
-            Kind::RParen => -1,
-            _ => 0,
-        })
-        .sum()
+/// Net parentheses opened on one line, outside quoted strings and comments.
+fn paren_balance(line: &[u8]) -> i64 {
+    let indent = line.iter().take_while(|&&b| is_space(b)).count();
+    if line.get(indent) == Some(&b'#') {
+        return 0;
+    }
+    let mut depth = 0;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut previous = b' ';
+    for &b in line {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b'#' if is_space(previous) => break,
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                _ => {}
+            }
+        }
+        previous = b;
+    }
+    depth
 }
 
-impl<R: BufRead> Iterator for PenmanReader<R> {
+impl<R: LineSource> Iterator for PenmanReader<R> {
     type Item = Result<Tree>;
 
     fn next(&mut self) -> Option<Result<Tree>> {
@@ -370,7 +432,7 @@ impl<'a> Parser<'a> {
             return Err(self.error_at(open, ParseErrorKind::EmptyNode));
         }
         let var = self.expect(Kind::Symbol, "a variable")?;
-        let mut node = Node { var: self.text(var).to_owned(), concept: None, edges: Vec::new() };
+        let mut node = Node { var: self.text(var).into(), concept: None, edges: Vec::new() };
         if self.peek_or_end("'/', a role or ')'")?.kind == Kind::Slash {
             self.bump();
             let tok = self.peek_or_end("a concept")?;
@@ -390,8 +452,8 @@ impl<'a> Parser<'a> {
     }
 
     /// Token text plus a directly following ALIGNMENT token, if any.
-    fn with_alignment(&mut self, tok: Token) -> String {
-        let mut s = self.text(tok).to_owned();
+    fn with_alignment(&mut self, tok: Token) -> CompactString {
+        let mut s = CompactString::from(self.text(tok));
         if let Some(next) = self.peek().filter(|t| t.kind == Kind::Alignment) {
             self.bump();
             s.push_str(self.text(next));

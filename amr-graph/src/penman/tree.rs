@@ -1,11 +1,12 @@
 //! The PENMAN tree: the surface layout of one graph, as written.
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 /// Ordered `# ::key value` metadata, with penman's dictionary semantics: setting an existing
 /// key replaces its value but keeps the key at the position of its first occurrence.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Metadata(Vec<(String, String)>);
+pub struct Metadata(Vec<(CompactString, CompactString)>);
 
 impl Metadata {
     /// An empty metadata map.
@@ -19,17 +20,23 @@ impl Metadata {
     }
 
     /// Sets `key` to `value`, keeping the key's first position when it already exists.
-    pub fn insert(&mut self, key: impl Into<String>, value: impl Into<String>) {
+    pub fn insert(&mut self, key: impl Into<CompactString>, value: impl Into<CompactString>) {
         let key = key.into();
         let value = value.into();
         match self.0.iter_mut().find(|(k, _)| *k == key) {
             Some(slot) => slot.1 = value,
-            None => self.0.push((key, value)),
+            None => {
+                if self.0.is_empty() {
+                    // AMR-bank blocks carry about seven keys: grow once, not three times.
+                    self.0.reserve(8);
+                }
+                self.0.push((key, value));
+            }
         }
     }
 
     /// Removes `key` and returns its value.
-    pub fn remove(&mut self, key: &str) -> Option<String> {
+    pub fn remove(&mut self, key: &str) -> Option<CompactString> {
         let at = self.0.iter().position(|(k, _)| k == key)?;
         Some(self.0.remove(at).1)
     }
@@ -53,13 +60,27 @@ impl Metadata {
     /// (`str.rpartition`), so several keys on one line are stored in reverse order; a key's value
     /// is the text after its first space, right-stripped.
     pub(crate) fn absorb_comment(&mut self, mut comment: &str) {
-        while let Some(at) = comment.rfind("::") {
+        while let Some(at) = rfind_double_colon(comment) {
             let meta = &comment[at + 2..];
             comment = &comment[..at];
             let (key, value) = meta.split_once(' ').unwrap_or((meta, ""));
-            self.insert(key, value.trim_end_matches(is_py_space));
+            let value = value.trim_end_matches(|c: char| if c.is_ascii() { c.is_ascii_whitespace() || c == '\x0b' || ('\x1c'..='\x1f').contains(&c) } else { is_py_space(c) });
+            self.insert(key, value);
         }
     }
+}
+
+/// `s.rfind("::")` without the substring-searcher set-up cost on short lines.
+fn rfind_double_colon(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut end = bytes.len();
+    while let Some(at) = memchr::memrchr(b':', &bytes[..end]) {
+        if at > 0 && bytes[at - 1] == b':' {
+            return Some(at - 1);
+        }
+        end = at;
+    }
+    None
 }
 
 /// Python's `str.isspace` for the characters that matter in metadata values.
@@ -80,10 +101,10 @@ pub struct Tree {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Node {
     /// The variable, e.g. `s`.
-    pub var: String,
+    pub var: CompactString,
     /// The concept, e.g. `see-01`, including any surface alignment (`see-01~e.3`).
     /// `None` for `(a)` or `(a / )`.
-    pub concept: Option<String>,
+    pub concept: Option<CompactString>,
     /// Outgoing edges in surface order.
     pub edges: Vec<Edge>,
 }
@@ -92,7 +113,7 @@ pub struct Node {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Edge {
     /// The role with its leading colon and any alignment, e.g. `:ARG0-of`.
-    pub role: String,
+    pub role: CompactString,
     /// What the role points at.
     pub target: Target,
 }
@@ -101,7 +122,7 @@ pub struct Edge {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Target {
     /// A symbol, number, quoted string (quotes kept) or variable reference.
-    Atom(String),
+    Atom(CompactString),
     /// A nested node.
     Node(Node),
     /// A role written without a target (`:ARG0 )`), which penman tolerates.
@@ -110,13 +131,13 @@ pub enum Target {
 
 impl Node {
     /// A node with a concept and no edges.
-    pub fn new(var: impl Into<String>, concept: impl Into<String>) -> Self {
+    pub fn new(var: impl Into<CompactString>, concept: impl Into<CompactString>) -> Self {
         Self { var: var.into(), concept: Some(concept.into()), edges: Vec::new() }
     }
 
     /// Appends an edge and returns `self` (builder style).
     #[must_use]
-    pub fn with(mut self, role: impl Into<String>, target: Target) -> Self {
+    pub fn with(mut self, role: impl Into<CompactString>, target: Target) -> Self {
         self.edges.push(Edge { role: role.into(), target });
         self
     }
@@ -177,7 +198,7 @@ pub fn split_alignment(s: &str) -> (&str, Option<&str>) {
             _ => (s, None),
         }
     } else {
-        match s.find('~') {
+        match s.bytes().position(|b| b == b'~') {
             Some(at) => (&s[..at], Some(&s[at..])),
             None => (s, None),
         }

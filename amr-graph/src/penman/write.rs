@@ -28,7 +28,7 @@ pub enum Indent {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn encode(tree: &Tree, indent: Indent) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(512);
     for (key, value) in tree.metadata.iter() {
         out.push_str("# ::");
         out.push_str(key);
@@ -44,7 +44,7 @@ pub fn encode(tree: &Tree, indent: Indent) -> String {
 
 /// Encodes only the graph, without metadata.
 pub fn encode_node(node: &Node, indent: Indent) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(256);
     write_node(&mut out, node, indent, 0);
     out
 }
@@ -85,7 +85,13 @@ fn joiner(out: &mut String, indent: Indent, column: usize) {
         out.push(' ');
     } else {
         out.push('\n');
-        out.extend(std::iter::repeat_n(' ', column));
+        const SPACES: &str = "                                                                ";
+        let mut left = column;
+        while left > 0 {
+            let n = left.min(SPACES.len());
+            out.push_str(&SPACES[..n]);
+            left -= n;
+        }
     }
 }
 
