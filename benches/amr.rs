@@ -66,7 +66,7 @@ fn bench_simplify(c: &mut Criterion) {
             for g in &parsed {
                 let (tree, _) = pipeline.run(g.layout().clone());
                 cells += linearize(&tree, &options).len();
-                cells += GraphInput::new(g, &config).map_or(0, |i| i.paths.len());
+                cells += GraphInput::new(g, &config).map_or(0, |i| i.labels().len());
             }
             cells
         });

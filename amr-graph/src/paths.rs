@@ -15,7 +15,9 @@
 //! Paths longer than [`PathConfig::max_path_len`] keep their first `max_path_len - 1` labels and
 //! end with [`TRUNCATED`].
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
+
+use rustc_hash::FxHashSet;
 
 use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
@@ -63,14 +65,17 @@ pub enum NodeKind {
 }
 
 /// Concept sequence plus relation-path matrix of one graph.
+///
+/// The `n × n` cells are stored flat (row-major): cell `c` holds
+/// `labels[offsets[c]..offsets[c + 1]]`, so a whole matrix is two allocations.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GraphInput {
     /// Node tokens (concepts, constants, EOS), in depth-first layout order.
-    pub concepts: Vec<String>,
+    pub concepts: Vec<CompactString>,
     /// Kind of each node.
     pub kinds: Vec<NodeKind>,
-    /// Row-major `n × n` cells, each a label path.
-    pub paths: Vec<Vec<String>>,
+    labels: Vec<CompactString>,
+    offsets: Vec<u32>,
 }
 
 impl GraphInput {
@@ -80,12 +85,13 @@ impl GraphInput {
     /// [`Error::Config`] when `max_path_len` is 0.
     ///
     /// # Complexity
-    /// O(n · (n + e)) for n nodes and e edges: one breadth-first search per node.
+    /// O(n · (n + e) + n² · max_path_len) for n nodes and e edges: one breadth-first search
+    /// per node.
     pub fn new(graph: &AmrGraph, config: &PathConfig) -> Result<Self> {
         if config.max_path_len == 0 {
             return Err(Error::Config("max_path_len must be at least 1".into()));
         }
-        let mut b = Collector { variables: graph.variables().map(str::to_owned).collect(), ..Collector::default() };
+        let mut b = Collector { variables: graph.variables().collect(), ..Collector::default() };
         b.node(&graph.layout().node);
         for (from, role, to) in std::mem::take(&mut b.pending_refs) {
             if let Some(&to) = b.var_index.get(to.as_str()) {
@@ -95,32 +101,38 @@ impl GraphInput {
         let Collector { mut concepts, mut kinds, adjacency, .. } = b;
         let n_graph = concepts.len();
         if config.eos {
-            concepts.push(EOS_CONCEPT.to_owned());
+            concepts.push(EOS_CONCEPT.into());
             kinds.push(NodeKind::Eos);
         }
         let n = concepts.len();
-        let mut paths = vec![Vec::new(); n * n];
-        for i in 0..n_graph {
-            let found = bfs(i, &adjacency);
-            for j in 0..n_graph {
-                paths[i * n + j] = if i == j {
-                    vec![SELF.to_owned()]
-                } else {
-                    match &found[j] {
-                        Some(labels) => truncate(labels, config.max_path_len),
-                        None => vec![UNREACHABLE.to_owned()],
+        let mut labels = Vec::with_capacity(n * n * 2);
+        let mut offsets = Vec::with_capacity(n * n + 1);
+        offsets.push(0);
+        let mut search = Bfs::new(n_graph);
+        let mut path = Vec::new();
+        for i in 0..n {
+            if i < n_graph {
+                search.run(i, &adjacency);
+            }
+            for j in 0..n {
+                if i == j {
+                    labels.push(CompactString::const_new(SELF));
+                } else if i == n_graph || j == n_graph {
+                    labels.push(CompactString::const_new(EOS));
+                } else if search.path_to(j, &adjacency, &mut path) {
+                    if path.len() <= config.max_path_len {
+                        labels.extend(path.iter().map(|&l| l.clone()));
+                    } else {
+                        labels.extend(path[..config.max_path_len - 1].iter().map(|&l| l.clone()));
+                        labels.push(CompactString::const_new(TRUNCATED));
                     }
-                };
+                } else {
+                    labels.push(CompactString::const_new(UNREACHABLE));
+                }
+                offsets.push(u32::try_from(labels.len()).unwrap_or(u32::MAX));
             }
         }
-        if config.eos {
-            for k in 0..n {
-                let label = if k == n_graph { SELF } else { EOS };
-                paths[n_graph * n + k] = vec![label.to_owned()];
-                paths[k * n + n_graph] = vec![label.to_owned()];
-            }
-        }
-        Ok(Self { concepts, kinds, paths })
+        Ok(Self { concepts, kinds, labels, offsets })
     }
 
     /// Number of nodes (including EOS).
@@ -134,14 +146,28 @@ impl GraphInput {
     }
 
     /// Labels of the path from node `i` to node `j`.
-    pub fn path(&self, i: usize, j: usize) -> Option<&[String]> {
+    pub fn path(&self, i: usize, j: usize) -> Option<&[CompactString]> {
         let n = self.len();
-        (i < n && j < n).then(|| self.paths[i * n + j].as_slice())
+        (i < n && j < n).then(|| self.cell(i * n + j))
+    }
+
+    fn cell(&self, c: usize) -> &[CompactString] {
+        &self.labels[self.offsets[c] as usize..self.offsets[c + 1] as usize]
+    }
+
+    /// Every cell's labels, row-major.
+    pub fn cells(&self) -> impl Iterator<Item = &[CompactString]> {
+        (0..self.offsets.len() - 1).map(|c| self.cell(c))
+    }
+
+    /// Every label of every cell.
+    pub fn labels(&self) -> &[CompactString] {
+        &self.labels
     }
 
     /// The path from `i` to `j` as one string, e.g. `-:ARG0+:op1`.
     pub fn path_string(&self, i: usize, j: usize) -> Option<String> {
-        self.path(i, j).map(|p| p.concat())
+        self.path(i, j).map(|p| p.iter().map(CompactString::as_str).collect())
     }
 
     /// Maps tokens to ids: concept ids (`n`), and path-label ids padded with [`Vocab::PAD`] to
@@ -150,7 +176,7 @@ impl GraphInput {
         let n = self.len();
         let mut path_ids = vec![Vocab::PAD; n * n * max_path_len];
         let mut path_lens = vec![0_u8; n * n];
-        for (cell, path) in self.paths.iter().enumerate() {
+        for (cell, path) in self.cells().enumerate() {
             let len = path.len().min(max_path_len);
             path_lens[cell] = u8::try_from(len).unwrap_or(u8::MAX);
             for (k, label) in path.iter().take(len).enumerate() {
@@ -174,64 +200,66 @@ pub struct EncodedGraph {
     pub max_path_len: usize,
 }
 
-fn truncate(labels: &[String], max: usize) -> Vec<String> {
-    if labels.len() <= max {
-        labels.to_vec()
-    } else {
-        let mut out = labels[..max - 1].to_vec();
-        out.push(TRUNCATED.to_owned());
-        out
-    }
+/// Breadth-first search state, reused across sources.
+struct Bfs {
+    /// `(previous node, index into its adjacency)` per reached node.
+    parent: Vec<Option<(usize, usize)>>,
+    seen: Vec<bool>,
+    queue: VecDeque<usize>,
 }
 
-/// Shortest label paths from `start` to every node.
-fn bfs(start: usize, adjacency: &[Vec<(usize, String)>]) -> Vec<Option<Vec<String>>> {
-    let n = adjacency.len();
-    let mut parent: Vec<Option<(usize, usize)>> = vec![None; n];
-    let mut seen = vec![false; n];
-    seen[start] = true;
-    let mut queue = VecDeque::from([start]);
-    while let Some(u) = queue.pop_front() {
-        for (k, (v, _)) in adjacency[u].iter().enumerate() {
-            if !seen[*v] {
-                seen[*v] = true;
-                parent[*v] = Some((u, k));
-                queue.push_back(*v);
+impl Bfs {
+    fn new(n: usize) -> Self {
+        Self { parent: vec![None; n], seen: vec![false; n], queue: VecDeque::with_capacity(n) }
+    }
+
+    fn run(&mut self, start: usize, adjacency: &[Vec<(usize, CompactString)>]) {
+        self.parent.fill(None);
+        self.seen.fill(false);
+        self.seen[start] = true;
+        self.queue.push_back(start);
+        while let Some(u) = self.queue.pop_front() {
+            for (k, (v, _)) in adjacency[u].iter().enumerate() {
+                if !self.seen[*v] {
+                    self.seen[*v] = true;
+                    self.parent[*v] = Some((u, k));
+                    self.queue.push_back(*v);
+                }
             }
         }
     }
-    (0..n)
-        .map(|j| {
-            if !seen[j] {
-                return None;
-            }
-            let mut labels = Vec::new();
-            let mut at = j;
-            while let Some((u, k)) = parent[at] {
-                labels.push(adjacency[u][k].1.clone());
-                at = u;
-            }
-            labels.reverse();
-            Some(labels)
-        })
-        .collect()
+
+    /// Writes the labels from the last start to `target` into `path`; `false` if unreachable.
+    fn path_to<'a>(&self, target: usize, adjacency: &'a [Vec<(usize, CompactString)>], path: &mut Vec<&'a CompactString>) -> bool {
+        path.clear();
+        if !self.seen[target] {
+            return false;
+        }
+        let mut at = target;
+        while let Some((u, k)) = self.parent[at] {
+            path.push(&adjacency[u][k].1);
+            at = u;
+        }
+        path.reverse();
+        true
+    }
 }
 
 #[derive(Default)]
-struct Collector {
-    concepts: Vec<String>,
+struct Collector<'a> {
+    concepts: Vec<CompactString>,
     kinds: Vec<NodeKind>,
-    adjacency: Vec<Vec<(usize, String)>>,
+    adjacency: Vec<Vec<(usize, CompactString)>>,
     var_index: HashMap<CompactString, usize>,
     /// Every variable the graph defines: an atom naming one is a re-entrancy, resolved once all
     /// nodes are numbered (as in penman, a constant spelled like a variable is a reference).
-    variables: HashSet<String>,
+    variables: FxHashSet<&'a str>,
     pending_refs: Vec<(usize, String, String)>,
 }
 
-impl Collector {
+impl Collector<'_> {
     fn add(&mut self, token: &str, kind: NodeKind) -> usize {
-        self.concepts.push(token.to_owned());
+        self.concepts.push(token.into());
         self.kinds.push(kind);
         self.adjacency.push(Vec::new());
         self.concepts.len() - 1
@@ -241,8 +269,8 @@ impl Collector {
     fn edge(&mut self, from: usize, role: &str, to: usize) {
         let (source, role, target) =
             if is_inverted(role) { (to, invert_role(role), from) } else { (from, role.to_owned(), to) };
-        self.adjacency[source].push((target, format!("-{role}")));
-        self.adjacency[target].push((source, format!("+{role}")));
+        self.adjacency[source].push((target, compact_str::format_compact!("-{role}")));
+        self.adjacency[target].push((source, compact_str::format_compact!("+{role}")));
     }
 
     fn node(&mut self, node: &Node) -> usize {
@@ -336,13 +364,13 @@ impl Vocab {
 
     /// The concept vocabulary of some graph inputs (with the EOS concept).
     pub fn concepts<'a>(inputs: impl IntoIterator<Item = &'a GraphInput>, min_count: usize) -> Self {
-        Self::build(inputs.into_iter().flat_map(|g| g.concepts.iter().map(String::as_str)), min_count, &[EOS_CONCEPT])
+        Self::build(inputs.into_iter().flat_map(|g| g.concepts.iter().map(CompactString::as_str)), min_count, &[EOS_CONCEPT])
     }
 
     /// The path-label vocabulary of some graph inputs (with the special labels).
     pub fn path_labels<'a>(inputs: impl IntoIterator<Item = &'a GraphInput>, min_count: usize) -> Self {
         Self::build(
-            inputs.into_iter().flat_map(|g| g.paths.iter().flatten().map(String::as_str)),
+            inputs.into_iter().flat_map(|g| g.labels.iter().map(CompactString::as_str)),
             min_count,
             &[SELF, EOS, TRUNCATED, UNREACHABLE],
         )
@@ -382,7 +410,7 @@ mod tests {
     fn concept_sequence_and_paths() {
         let g = input("(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b :polarity -))", PathConfig::default());
         assert_eq!(g.concepts, ["want-01", "boy", "go-02", "-", EOS_CONCEPT]);
-        assert_eq!(g.path(0, 0), Some(&[SELF.to_owned()][..]));
+        assert_eq!(g.path(0, 0), Some(&[CompactString::from(SELF)][..]));
         assert_eq!(g.path_string(0, 1).as_deref(), Some("-:ARG0"));
         assert_eq!(g.path_string(1, 0).as_deref(), Some("+:ARG0"));
         // shortest: go-02 reaches boy directly through the re-entrancy
@@ -396,7 +424,7 @@ mod tests {
     fn inverted_roles_are_normalised_and_long_paths_truncated() {
         let g = input("(a / a :ARG0-of (b / b :op1 (c / c :op2 (d / d :op3 (e / e)))))", PathConfig { max_path_len: 2, eos: false });
         assert_eq!(g.path_string(0, 1).as_deref(), Some("+:ARG0"));
-        assert_eq!(g.path(0, 4).map(<[String]>::to_vec), Some(vec!["+:ARG0".to_owned(), TRUNCATED.to_owned()]));
+        assert_eq!(g.path(0, 4).map(<[CompactString]>::to_vec), Some(vec!["+:ARG0".into(), TRUNCATED.into()]));
         assert_eq!(g.len(), 5);
         assert!(GraphInput::new(&AmrGraph::decode("(a / a)").unwrap_or_else(|e| panic!("{e}")), &PathConfig { max_path_len: 0, eos: true }).is_err());
     }

@@ -131,3 +131,23 @@ fn every_shared_amr_file_reads_without_losing_graphs() {
         }
     }
 }
+
+#[test]
+fn silver_calibration_reproduces_its_documented_smatch() {
+    // silver-amr/SOURCE.md: smatch 1.0.4 gives corpus P 0.796, R 0.808, F1 0.802 against gold.
+    let Some(shared) = common::shared_dir() else { return };
+    let (silver, errors) = split(read(&shared.join("data/silver-amr/calibration/little-prince-40.silver.amr.txt")));
+    assert!(errors.is_empty());
+    let (gold, _) = split(read(&shared.join("data/amr-little-prince/amr-bank-struct-v3.0.txt")));
+    let smatch = Smatch::default();
+    let mut total = dialeval_amr_graph::smatch::SmatchScore::default();
+    for s in &silver {
+        let g = gold.iter().find(|g| g.id() == s.id()).unwrap_or_else(|| panic!("no gold graph for {:?}", s.id()));
+        let triples = |t: &Tree| SmatchTriples::from_tree(t).unwrap_or_else(|e| panic!("{e}"));
+        total += smatch.score(&triples(s), &triples(g));
+    }
+    assert_eq!(silver.len(), 40);
+    assert!((total.precision() - 0.796).abs() < 0.003, "P {}", total.precision());
+    assert!((total.recall() - 0.808).abs() < 0.003, "R {}", total.recall());
+    assert!((total.f1() - 0.802).abs() < 0.003, "F1 {}", total.f1());
+}
