@@ -2,8 +2,6 @@
 //! (`../shared/golden/little_prince_v3_penman.jsonl`; tolerance: exact).
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
-mod common;
-
 use std::fs::File;
 use std::io::BufReader;
 
@@ -13,8 +11,8 @@ use serde_json::Value;
 
 #[test]
 fn little_prince_v3_matches_penman_exactly() {
-    let Some(shared) = common::shared_dir() else { return };
-    let golden = common::read_jsonl(&shared.join("golden/little_prince_v3_penman.jsonl"));
+    let Some(shared) = dialeval_testkit::shared_dir() else { return };
+    let golden = dialeval_testkit::read_jsonl(&shared.join("golden/little_prince_v3_penman.jsonl"));
     let path = shared.join("data/amr-little-prince/amr-bank-struct-v3.0.txt");
     let file = File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let graphs: Vec<AmrGraph> = PenmanReader::new(BufReader::new(file))
@@ -54,7 +52,7 @@ fn little_prince_v3_matches_penman_exactly() {
 
 #[test]
 fn decode_of_encode_preserves_triples_on_little_prince() {
-    let Some(shared) = common::shared_dir() else { return };
+    let Some(shared) = dialeval_testkit::shared_dir() else { return };
     let text = std::fs::read_to_string(shared.join("data/amr-little-prince/amr-bank-struct-v3.0.txt"))
         .unwrap_or_else(|e| panic!("{e}"));
     for item in dialeval_amr_graph::penman::decode_all(&text) {

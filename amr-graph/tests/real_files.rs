@@ -2,8 +2,6 @@
 //! `../shared/data` with its documented oddities.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
-mod common;
-
 use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
@@ -69,7 +67,7 @@ fn bundled_releases_smatch_against_each_other() {
 
 #[test]
 fn diplomacy_orphan_metadata_blocks_are_reported() {
-    let Some(shared) = common::shared_dir() else { return };
+    let Some(shared) = dialeval_testkit::shared_dir() else { return };
     let (trees, errors) = split(read(&shared.join("data/amr-diplomacy/dip-all-amr-smosher.txt")));
     assert_eq!(trees.len(), 8882);
     assert_eq!(errors, vec![ParseErrorKind::OrphanMetadata { id: Some("dip_test_0039.1".into()) }]);
@@ -91,7 +89,7 @@ fn diplomacy_orphan_metadata_blocks_are_reported() {
 
 #[test]
 fn dialogre_header_missing_its_hash_is_reported_and_graph_kept() {
-    let Some(shared) = common::shared_dir() else { return };
+    let Some(shared) = dialeval_testkit::shared_dir() else { return };
     let (trees, errors) = split(read(&shared.join("data/amr-dialogre-examples/example-dialogAMR-alignment.txt")));
     assert_eq!(trees.len(), 1);
     assert!(matches!(&errors[..], [ParseErrorKind::StrayText { found }] if found == ":"));
@@ -107,7 +105,7 @@ fn dialogre_header_missing_its_hash_is_reported_and_graph_kept() {
 
 #[test]
 fn every_shared_amr_file_reads_without_losing_graphs() {
-    let Some(shared) = common::shared_dir() else { return };
+    let Some(shared) = dialeval_testkit::shared_dir() else { return };
     let expect = [
         ("amr-little-prince/amr-bank-struct-v1.6.txt", 1562),
         ("amr-little-prince/amr-bank-struct-v1.6-training.txt", 1274),
@@ -135,7 +133,7 @@ fn every_shared_amr_file_reads_without_losing_graphs() {
 #[test]
 fn silver_calibration_reproduces_its_documented_smatch() {
     // silver-amr/SOURCE.md: smatch 1.0.4 gives corpus P 0.796, R 0.808, F1 0.802 against gold.
-    let Some(shared) = common::shared_dir() else { return };
+    let Some(shared) = dialeval_testkit::shared_dir() else { return };
     let (silver, errors) = split(read(&shared.join("data/silver-amr/calibration/little-prince-40.silver.amr.txt")));
     assert!(errors.is_empty());
     let (gold, _) = split(read(&shared.join("data/amr-little-prince/amr-bank-struct-v3.0.txt")));

@@ -2,8 +2,6 @@
 //! sample always, plus the full Little Prince corpus and the silver dialogue AMR from `../shared`.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use dialeval_amr_graph::AmrGraph;
@@ -18,7 +16,7 @@ fn trees(path: &Path) -> Vec<Tree> {
 
 fn corpora() -> Vec<PathBuf> {
     let mut files = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/amr/little-prince-v3.0-first40.amr.txt")];
-    if let Some(shared) = common::shared_dir() {
+    if let Some(shared) = dialeval_testkit::shared_dir() {
         files.push(shared.join("data/amr-little-prince/amr-bank-struct-v3.0.txt"));
         files.push(shared.join("data/silver-amr/usr-personachat.silver.amr.txt"));
     }

@@ -5,8 +5,6 @@
 //! must be within 0.001 of the optimum.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
-mod common;
-
 use dialeval_amr_graph::smatch::{Smatch, SmatchConfig, SmatchScore, SmatchTriples};
 use serde_json::Value;
 
@@ -64,8 +62,8 @@ fn check(rows: &[Value], smatch: &Smatch) -> Tally {
 
 #[test]
 fn random_pairs_match_smatch() {
-    let Some(shared) = common::shared_dir() else { return };
-    let rows = common::read_jsonl(&shared.join("golden/little_prince_smatch_random_pairs.jsonl"));
+    let Some(shared) = dialeval_testkit::shared_dir() else { return };
+    let rows = dialeval_testkit::read_jsonl(&shared.join("golden/little_prince_smatch_random_pairs.jsonl"));
     assert_eq!(rows.len(), 210);
     let t = check(&rows[..200], &Smatch::default());
     eprintln!("random pairs: {}/{} at the exact optimum, {} below smatch seed 0", t.at_optimum, t.pairs, t.below_seed0);
@@ -78,8 +76,8 @@ fn random_pairs_match_smatch() {
 
 #[test]
 fn smatch_default_restarts_also_stay_within_smatch_range() {
-    let Some(shared) = common::shared_dir() else { return };
-    let rows = common::read_jsonl(&shared.join("golden/little_prince_smatch_random_pairs.jsonl"));
+    let Some(shared) = dialeval_testkit::shared_dir() else { return };
+    let rows = dialeval_testkit::read_jsonl(&shared.join("golden/little_prince_smatch_random_pairs.jsonl"));
     // smatch's own budget: smart init + 4 random restarts.
     let smatch = Smatch::new(SmatchConfig { restarts: 4, seed: 7 }).unwrap_or_default();
     let t = check(&rows, &smatch);
@@ -88,8 +86,8 @@ fn smatch_default_restarts_also_stay_within_smatch_range() {
 
 #[test]
 fn v16_vs_v30_pairs_match_smatch() {
-    let Some(shared) = common::shared_dir() else { return };
-    let rows = common::read_jsonl(&shared.join("golden/little_prince_smatch_v16_vs_v30.jsonl"));
+    let Some(shared) = dialeval_testkit::shared_dir() else { return };
+    let rows = dialeval_testkit::read_jsonl(&shared.join("golden/little_prince_smatch_v16_vs_v30.jsonl"));
     assert_eq!(rows.len(), 1562);
     let t = check(&rows, &Smatch::default());
     eprintln!("v1.6 vs v3.0: {}/{} at the exact optimum", t.at_optimum, t.pairs);

@@ -1,0 +1,76 @@
+//! Test helpers shared by the dialeval crates (a dev-dependency only).
+//!
+//! Tests find the golden vectors and corpora in `../shared` beside the workspace root (override
+//! with `DIALEVAL_SHARED`). When it is absent, [`shared_dir`] prints `SKIPPED` and returns
+//! `None`, unless `DIALEVAL_REQUIRE_SHARED=1` (set by `.ci/run`), in which case it panics.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // test support fails loudly
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// The workspace root.
+pub fn workspace_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `$DIALEVAL_SHARED`, or `../shared` beside the workspace root.
+///
+/// # Panics
+/// When the folder is missing and `DIALEVAL_REQUIRE_SHARED=1`.
+pub fn shared_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("DIALEVAL_SHARED").map_or_else(|| workspace_dir().join("..").join("shared"), PathBuf::from);
+    if dir.join("golden").is_dir() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var("DIALEVAL_REQUIRE_SHARED").as_deref() != Ok("1"),
+        "DIALEVAL_REQUIRE_SHARED=1 but {} has no golden/ folder",
+        dir.display()
+    );
+    eprintln!("SKIPPED: {} not found; full-corpus parity tests need ../shared", dir.display());
+    None
+}
+
+/// Reads a JSON-lines file.
+///
+/// # Panics
+/// On I/O or JSON errors, naming the file and line.
+pub fn read_jsonl(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), i + 1)))
+        .collect()
+}
+
+/// Reads a JSON file.
+///
+/// # Panics
+/// On I/O or JSON errors, naming the file.
+pub fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A golden float: a JSON number, or `"NaN"`, `"Infinity"`, `"-Infinity"`.
+///
+/// # Panics
+/// On anything else.
+pub fn float(v: &Value) -> f64 {
+    match v {
+        Value::Number(n) => n.as_f64().unwrap(),
+        Value::String(s) if s == "NaN" => f64::NAN,
+        Value::String(s) if s == "Infinity" => f64::INFINITY,
+        Value::String(s) if s == "-Infinity" => f64::NEG_INFINITY,
+        other => panic!("not a golden float: {other}"),
+    }
+}
+
+/// A golden float array.
+///
+/// # Panics
+/// On anything but an array of golden floats.
+pub fn floats(v: &Value) -> Vec<f64> {
+    v.as_array().unwrap_or_else(|| panic!("not an array: {v}")).iter().map(float).collect()
+}
