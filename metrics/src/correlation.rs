@@ -92,8 +92,10 @@ pub enum Undefined {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Correlation {
     /// The coefficient, in [-1, 1], or NaN when undefined.
+    #[serde(with = "crate::nan_as_null")]
     pub statistic: f64,
     /// Two-sided p-value, or NaN when undefined.
+    #[serde(with = "crate::nan_as_null")]
     pub pvalue: f64,
     /// Number of observations used.
     pub n: usize,

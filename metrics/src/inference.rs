@@ -1,0 +1,318 @@
+//! Confidence intervals, the comparison of dependent correlations, and system-level
+//! correlation.
+//!
+//! - Fisher-z interval for Pearson's r (Fisher 1921): `tanh(atanh r ± z_{1-α/2} / √(n − 3))`.
+//! - Percentile bootstrap for any statistic of paired samples (Efron and Tibshirani 1993),
+//!   seeded, with numpy's default (`linear`) percentile interpolation.
+//! - Williams' test (Williams 1959; Steiger 1980, eq. 7) for whether two metrics correlate
+//!   differently with the same human scores, as used for MT metrics by Graham and Baldwin (2014).
+//! - System-level correlation: correlate the per-system means (as DialEvalMetrics and the
+//!   WMT metrics tasks do); turn-level is the plain correlation over items.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::correlation::{Correlation, CorrelationKind, correlate};
+use crate::error::{Error, Result};
+use crate::special::{normal_ppf, student_t_sf};
+
+/// A two-sided interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Lower bound.
+    pub low: f64,
+    /// Upper bound.
+    pub high: f64,
+    /// Coverage, e.g. 0.95.
+    pub confidence: f64,
+}
+
+fn check_confidence(confidence: f64) -> Result<()> {
+    if confidence > 0.0 && confidence < 1.0 {
+        Ok(())
+    } else {
+        Err(Error::Config(format!("confidence must be in (0, 1), got {confidence}")))
+    }
+}
+
+/// Fisher-z confidence interval for a Pearson correlation `r` from `n` pairs.
+///
+/// # Errors
+/// [`Error::TooFewObservations`] for n ≤ 3; [`Error::Config`] for a confidence outside (0, 1)
+/// or a non-finite `r` outside [-1, 1].
+///
+/// # Examples
+/// ```
+/// let ci = dialeval_metrics::inference::fisher_z_interval(0.5, 50, 0.95)?;
+/// assert!((ci.low - 0.2575).abs() < 1e-4 && (ci.high - 0.6833).abs() < 1e-4);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn fisher_z_interval(r: f64, n: usize, confidence: f64) -> Result<Interval> {
+    check_confidence(confidence)?;
+    if n <= 3 {
+        return Err(Error::TooFewObservations { n, needed: 4 });
+    }
+    if !(-1.0..=1.0).contains(&r) {
+        return Err(Error::Config(format!("r must be in [-1, 1], got {r}")));
+    }
+    let z = r.atanh();
+    let half = normal_ppf(0.5 + confidence / 2.0) / ((n - 3) as f64).sqrt();
+    Ok(Interval { low: (z - half).tanh(), high: (z + half).tanh(), confidence })
+}
+
+/// Settings of [`bootstrap_interval`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BootstrapConfig {
+    /// Number of resamples (≥ 2).
+    pub resamples: usize,
+    /// Coverage, e.g. 0.95.
+    pub confidence: f64,
+    /// Seed of the resampling generator.
+    pub seed: u64,
+}
+
+impl Default for BootstrapConfig {
+    fn default() -> Self {
+        Self { resamples: 1000, confidence: 0.95, seed: 0 }
+    }
+}
+
+/// A bootstrap interval and how many resamples gave no value (e.g. a constant resample).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BootstrapInterval {
+    /// The percentile interval over the defined resample statistics.
+    pub interval: Interval,
+    /// Resamples whose statistic was NaN and were left out.
+    pub undefined_resamples: usize,
+}
+
+/// Percentile bootstrap interval of `statistic` over paired samples, resampling pairs with
+/// replacement.
+///
+/// # Errors
+/// [`Error::LengthMismatch`], [`Error::TooFewObservations`] for fewer than 2 pairs,
+/// [`Error::Config`] for fewer than 2 resamples or a bad confidence, and
+/// [`Error::Config`] when fewer than 2 resamples give a defined statistic.
+pub fn bootstrap_interval(
+    x: &[f64],
+    y: &[f64],
+    statistic: impl Fn(&[f64], &[f64]) -> f64,
+    config: &BootstrapConfig,
+) -> Result<BootstrapInterval> {
+    check_confidence(config.confidence)?;
+    if x.len() != y.len() {
+        return Err(Error::LengthMismatch { left: x.len(), right: y.len() });
+    }
+    let n = x.len();
+    if n < 2 {
+        return Err(Error::TooFewObservations { n, needed: 2 });
+    }
+    if config.resamples < 2 {
+        return Err(Error::Config("at least 2 bootstrap resamples are needed".into()));
+    }
+    let mut rng = SplitMix64(config.seed);
+    let (mut bx, mut by) = (vec![0.0; n], vec![0.0; n]);
+    let mut values = Vec::with_capacity(config.resamples);
+    for _ in 0..config.resamples {
+        for k in 0..n {
+            let i = rng.below(n);
+            bx[k] = x[i];
+            by[k] = y[i];
+        }
+        values.push(statistic(&bx, &by));
+    }
+    let undefined_resamples = values.iter().filter(|v| v.is_nan()).count();
+    values.retain(|v| !v.is_nan());
+    if values.len() < 2 {
+        return Err(Error::Config(format!("only {} of {} resamples gave a defined statistic", values.len(), config.resamples)));
+    }
+    values.sort_by(f64::total_cmp);
+    let alpha = (1.0 - config.confidence) / 2.0;
+    let interval = Interval {
+        low: percentile_linear(&values, alpha),
+        high: percentile_linear(&values, 1.0 - alpha),
+        confidence: config.confidence,
+    };
+    Ok(BootstrapInterval { interval, undefined_resamples })
+}
+
+/// numpy's default percentile (`method='linear'`) of sorted values, `q` in [0, 1].
+fn percentile_linear(sorted: &[f64], q: f64) -> f64 {
+    let pos = q * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = (lo + 1).min(sorted.len() - 1);
+    let frac = pos - lo as f64;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * frac
+}
+
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (Lemire's multiply-shift; bias below 2^-32 for n < 2^32).
+    fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
+    }
+}
+
+/// Result of [`williams_test`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WilliamsTest {
+    /// The t statistic (positive when the first metric correlates more strongly).
+    pub t: f64,
+    /// Degrees of freedom, n − 3.
+    pub df: f64,
+    /// Two-sided p-value.
+    pub pvalue_two_sided: f64,
+    /// One-sided p-value for "the first metric correlates more strongly" (Graham and Baldwin).
+    pub pvalue_one_sided: f64,
+}
+
+/// Williams' test of `H0: r12 = r13` for correlations sharing variable 1 (the human scores):
+/// `r12` = corr(human, metric A), `r13` = corr(human, metric B), `r23` = corr(A, B), n items.
+///
+/// `t = (r12 − r13) √((n−1)(1+r23)) / √(2K (n−1)/(n−3) + ((r12+r13)²/4)(1−r23)³)`, with
+/// `K = 1 − r12² − r13² − r23² + 2 r12 r13 r23`, on n − 3 degrees of freedom.
+///
+/// # Errors
+/// [`Error::TooFewObservations`] for n ≤ 3, [`Error::Config`] for correlations outside [-1, 1]
+/// or a degenerate (non-positive) denominator.
+pub fn williams_test(r12: f64, r13: f64, r23: f64, n: usize) -> Result<WilliamsTest> {
+    if n <= 3 {
+        return Err(Error::TooFewObservations { n, needed: 4 });
+    }
+    if [r12, r13, r23].iter().any(|r| !(-1.0..=1.0).contains(r)) {
+        return Err(Error::Config(format!("correlations must be in [-1, 1]: {r12}, {r13}, {r23}")));
+    }
+    let nf = n as f64;
+    let k = 1.0 - r12 * r12 - r13 * r13 - r23 * r23 + 2.0 * r12 * r13 * r23;
+    let denom = 2.0 * k * (nf - 1.0) / (nf - 3.0) + ((r12 + r13).powi(2) / 4.0) * (1.0 - r23).powi(3);
+    if denom <= 0.0 {
+        return Err(Error::Config("degenerate correlations: Williams' denominator is not positive".into()));
+    }
+    let t = (r12 - r13) * ((nf - 1.0) * (1.0 + r23)).sqrt() / denom.sqrt();
+    let df = nf - 3.0;
+    let one = student_t_sf(t, df);
+    Ok(WilliamsTest { t, df, pvalue_two_sided: (2.0 * student_t_sf(t.abs(), df)).min(1.0), pvalue_one_sided: one })
+}
+
+/// Compares two metrics on the same items: correlates each with `human` (Pearson) and with
+/// each other, then runs [`williams_test`].
+///
+/// # Errors
+/// Length mismatches, undefined correlations, or the errors of [`williams_test`].
+pub fn compare_metrics(metric_a: &[f64], metric_b: &[f64], human: &[f64]) -> Result<WilliamsTest> {
+    let defined = |c: Correlation| {
+        if c.is_defined() { Ok(c.statistic) } else { Err(Error::Config(format!("correlation undefined: {:?}", c.undefined))) }
+    };
+    let r12 = defined(correlate(CorrelationKind::Pearson, human, metric_a)?)?;
+    let r13 = defined(correlate(CorrelationKind::Pearson, human, metric_b)?)?;
+    let r23 = defined(correlate(CorrelationKind::Pearson, metric_a, metric_b)?)?;
+    williams_test(r12, r13, r23, human.len())
+}
+
+/// Per-system means of metric and human scores, systems in sorted order.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] when the three inputs differ in length.
+pub fn system_means<S: Ord + Clone>(metric: &[f64], human: &[f64], systems: &[S]) -> Result<(Vec<S>, Vec<f64>, Vec<f64>)> {
+    if metric.len() != human.len() || metric.len() != systems.len() {
+        return Err(Error::LengthMismatch { left: metric.len(), right: human.len().min(systems.len()) });
+    }
+    let mut groups: BTreeMap<S, (f64, f64, usize)> = BTreeMap::new();
+    for ((m, h), s) in metric.iter().zip(human).zip(systems) {
+        let g = groups.entry(s.clone()).or_insert((0.0, 0.0, 0));
+        g.0 += m;
+        g.1 += h;
+        g.2 += 1;
+    }
+    let names = groups.keys().cloned().collect();
+    let (m, h) = groups.values().map(|(m, h, c)| (m / *c as f64, h / *c as f64)).unzip();
+    Ok((names, m, h))
+}
+
+/// System-level correlation: `kind` over per-system means.
+///
+/// # Errors
+/// As [`system_means`] and [`correlate`] (Pearson needs at least 2 systems).
+pub fn system_level<S: Ord + Clone>(kind: CorrelationKind, metric: &[f64], human: &[f64], systems: &[S]) -> Result<Correlation> {
+    let (_, m, h) = system_means(metric, human, systems)?;
+    correlate(kind, &m, &h)
+}
+
+#[cfg(test)]
+#[allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
+mod tests {
+    use super::*;
+    use approx::assert_abs_diff_eq;
+
+    #[test]
+    fn fisher_interval_by_hand() {
+        // atanh(0.5) = 0.549306; half width 1.959964/sqrt(47) = 0.285890
+        let ci = fisher_z_interval(0.5, 50, 0.95).unwrap();
+        assert_abs_diff_eq!(ci.low, (0.5_f64.atanh() - 1.959_963_984_540_054 / 47.0_f64.sqrt()).tanh(), epsilon = 1e-14);
+        assert_abs_diff_eq!(ci.high, (0.5_f64.atanh() + 1.959_963_984_540_054 / 47.0_f64.sqrt()).tanh(), epsilon = 1e-14);
+        assert!(fisher_z_interval(0.5, 3, 0.95).is_err());
+        assert!(fisher_z_interval(0.5, 10, 1.5).is_err());
+    }
+
+    #[test]
+    fn bootstrap_is_seeded_and_covers_the_estimate() {
+        let x: Vec<f64> = (0..60).map(|i| f64::from(i)).collect();
+        let y: Vec<f64> = x.iter().map(|v| v * 0.5 + (v * 1.7).sin() * 5.0).collect();
+        let r = |a: &[f64], b: &[f64]| correlate(CorrelationKind::Pearson, a, b).map_or(f64::NAN, |c| c.statistic);
+        let cfg = BootstrapConfig { resamples: 500, confidence: 0.9, seed: 7 };
+        let a = bootstrap_interval(&x, &y, r, &cfg).unwrap();
+        let b = bootstrap_interval(&x, &y, r, &cfg).unwrap();
+        assert_eq!(a, b);
+        let est = r(&x, &y);
+        assert!(a.interval.low < est && est < a.interval.high);
+        assert!(bootstrap_interval(&x, &y[..3], r, &cfg).is_err());
+        // constant data: every resample undefined
+        let c = vec![1.0; 10];
+        assert!(bootstrap_interval(&c, &c, r, &cfg).is_err());
+    }
+
+    #[test]
+    fn percentile_matches_numpy_linear() {
+        // np.percentile([1, 2, 3, 4], 25) = 1.75
+        assert_abs_diff_eq!(percentile_linear(&[1.0, 2.0, 3.0, 4.0], 0.25), 1.75);
+    }
+
+    #[test]
+    fn williams_by_hand() {
+        // r12 = 0.6, r13 = 0.4, r23 = 0.5, n = 100:
+        // K = 1 - .36 - .16 - .25 + 2*.6*.4*.5 = 0.47
+        // denom = 2*.47*99/97 + (1.0^2/4)*(.5^3) = 0.959381443 + 0.03125 = 0.990631443
+        // t = 0.2*sqrt(99*1.5)/sqrt(0.990631443) = 2.44958...
+        let w = williams_test(0.6, 0.4, 0.5, 100).unwrap();
+        let expected = 0.2 * (99.0_f64 * 1.5).sqrt() / (2.0 * 0.47 * 99.0 / 97.0 + 0.25 * 0.125_f64).sqrt();
+        assert_abs_diff_eq!(w.t, expected, epsilon = 1e-12);
+        assert_abs_diff_eq!(w.df, 97.0);
+        assert_abs_diff_eq!(w.pvalue_two_sided, 2.0 * w.pvalue_one_sided, epsilon = 1e-15);
+        assert!(w.pvalue_one_sided < 0.01);
+        assert!(williams_test(0.6, 0.4, 0.5, 3).is_err());
+        assert!(williams_test(1.5, 0.4, 0.5, 30).is_err());
+    }
+
+    #[test]
+    fn system_level_means() {
+        let metric = [1.0, 3.0, 2.0, 4.0, 10.0, 12.0];
+        let human = [1.0, 1.0, 2.0, 2.0, 3.0, 5.0];
+        let systems = ["a", "a", "b", "b", "c", "c"];
+        let (names, m, h) = system_means(&metric, &human, &systems).unwrap();
+        assert_eq!(names, ["a", "b", "c"]);
+        assert_eq!(m, [2.0, 3.0, 11.0]);
+        assert_eq!(h, [1.0, 2.0, 4.0]);
+        let r = system_level(CorrelationKind::Spearman, &metric, &human, &systems).unwrap();
+        assert_abs_diff_eq!(r.statistic, 1.0, epsilon = 1e-12);
+    }
+}

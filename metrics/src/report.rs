@@ -1,0 +1,188 @@
+//! A metrics × criteria correlation table, rendered as Markdown or CSV and serialisable with
+//! serde (JSON).
+
+use serde::{Deserialize, Serialize};
+
+use crate::correlation::{CorrelationKind, CorrelationOptions, correlate_with};
+use crate::error::{Error, Result};
+use crate::inference::{BootstrapConfig, Interval, bootstrap_interval, fisher_z_interval};
+
+/// How a report computes confidence intervals.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ReportConfig {
+    /// Coverage of the intervals (e.g. 0.95).
+    pub confidence: f64,
+    /// Bootstrap settings for Spearman and Kendall (Pearson uses Fisher z); `None` leaves their
+    /// intervals out.
+    pub bootstrap: Option<BootstrapConfig>,
+    /// Options passed to every correlation.
+    pub options: CorrelationOptions,
+}
+
+impl Default for ReportConfig {
+    fn default() -> Self {
+        Self {
+            confidence: 0.95,
+            bootstrap: Some(BootstrapConfig { resamples: 1000, confidence: 0.95, seed: 0 }),
+            options: CorrelationOptions::default(),
+        }
+    }
+}
+
+/// One cell of the table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportRow {
+    /// Metric name.
+    pub metric: String,
+    /// Human criterion name.
+    pub criterion: String,
+    /// Which coefficient.
+    pub kind: CorrelationKind,
+    /// The coefficient (NaN when undefined).
+    #[serde(with = "crate::nan_as_null")]
+    pub statistic: f64,
+    /// Two-sided p-value.
+    #[serde(with = "crate::nan_as_null")]
+    pub pvalue: f64,
+    /// Observations used.
+    pub n: usize,
+    /// Confidence interval, when computed.
+    pub ci: Option<Interval>,
+}
+
+/// Correlations of several metrics with several human criteria.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CorrelationReport {
+    /// One row per metric × criterion × coefficient.
+    pub rows: Vec<ReportRow>,
+}
+
+impl CorrelationReport {
+    /// Correlates every metric with every criterion under every coefficient.
+    ///
+    /// # Errors
+    /// A length mismatch or too few observations in any pair (named in the error).
+    pub fn build(metrics: &[(&str, &[f64])], criteria: &[(&str, &[f64])], config: &ReportConfig) -> Result<Self> {
+        let mut rows = Vec::new();
+        for (metric, x) in metrics {
+            for (criterion, y) in criteria {
+                for kind in CorrelationKind::ALL {
+                    let c = correlate_with(kind, x, y, &config.options)
+                        .map_err(|e| Error::Config(format!("{metric} × {criterion} ({}): {e}", kind.name())))?;
+                    let ci = if !c.statistic.is_finite() {
+                        None
+                    } else if kind == CorrelationKind::Pearson {
+                        fisher_z_interval(c.statistic, c.n, config.confidence).ok()
+                    } else {
+                        config.bootstrap.and_then(|b| {
+                            let b = BootstrapConfig { confidence: config.confidence, ..b };
+                            let stat = |a: &[f64], bb: &[f64]| correlate_with(kind, a, bb, &config.options).map_or(f64::NAN, |r| r.statistic);
+                            bootstrap_interval(x, y, stat, &b).ok().map(|r| r.interval)
+                        })
+                    };
+                    rows.push(ReportRow {
+                        metric: (*metric).to_owned(),
+                        criterion: (*criterion).to_owned(),
+                        kind,
+                        statistic: c.statistic,
+                        pvalue: c.pvalue,
+                        n: c.n,
+                        ci,
+                    });
+                }
+            }
+        }
+        Ok(Self { rows })
+    }
+
+    /// A Markdown table: one line per metric × criterion, one column per coefficient, each
+    /// cell `r (p) [low, high]`, `*` marking p < 0.05.
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::from("| metric | criterion | Pearson | Spearman | Kendall |\n|---|---|---|---|---|\n");
+        let mut keys: Vec<(&str, &str)> = Vec::new();
+        for r in &self.rows {
+            if !keys.contains(&(r.metric.as_str(), r.criterion.as_str())) {
+                keys.push((&r.metric, &r.criterion));
+            }
+        }
+        for (metric, criterion) in keys {
+            out.push_str(&format!("| {metric} | {criterion} |"));
+            for kind in CorrelationKind::ALL {
+                let cell = self
+                    .rows
+                    .iter()
+                    .find(|r| r.metric == metric && r.criterion == criterion && r.kind == kind)
+                    .map_or_else(|| "–".to_owned(), format_cell);
+                out.push_str(&format!(" {cell} |"));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// CSV with a header: `metric,criterion,kind,statistic,pvalue,n,ci_low,ci_high,confidence`.
+    pub fn to_csv(&self) -> String {
+        let mut out = String::from("metric,criterion,kind,statistic,pvalue,n,ci_low,ci_high,confidence\n");
+        for r in &self.rows {
+            let (lo, hi, conf) = r.ci.map_or((String::new(), String::new(), String::new()), |c| {
+                (c.low.to_string(), c.high.to_string(), c.confidence.to_string())
+            });
+            out.push_str(&format!(
+                "{},{},{},{},{},{},{lo},{hi},{conf}\n",
+                csv_field(&r.metric),
+                csv_field(&r.criterion),
+                r.kind.name(),
+                r.statistic,
+                r.pvalue,
+                r.n
+            ));
+        }
+        out
+    }
+}
+
+fn format_cell(r: &ReportRow) -> String {
+    if r.statistic.is_nan() {
+        return "undefined".to_owned();
+    }
+    let star = if r.pvalue < 0.05 { "*" } else { "" };
+    let ci = r.ci.map_or_else(String::new, |c| format!(" [{:.3}, {:.3}]", c.low, c.high));
+    format!("{:.3}{star} (p={:.3}){ci}", r.statistic, r.pvalue)
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+}
+
+#[cfg(test)]
+#[allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_renders_and_round_trips() {
+        let m1 = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
+        let m2 = [8.0, 1.0, 6.0, 3.0, 5.0, 4.0, 7.0, 2.0];
+        let h = [1.0, 2.0, 2.0, 4.0, 5.0, 5.0, 7.0, 9.0];
+        let cfg = ReportConfig { bootstrap: Some(BootstrapConfig { resamples: 200, confidence: 0.95, seed: 1 }), ..ReportConfig::default() };
+        let report = CorrelationReport::build(&[("good", &m1), ("noise, really", &m2)], &[("Overall", &h)], &cfg).unwrap();
+        assert_eq!(report.rows.len(), 6);
+        let md = report.to_markdown();
+        assert!(md.lines().nth(2).unwrap().starts_with("| good | Overall | 0.9"));
+        assert!(md.contains('*'));
+        let csv = report.to_csv();
+        assert_eq!(csv.lines().count(), 7);
+        assert!(csv.contains("\"noise, really\""));
+        let json = serde_json::to_string(&report).unwrap();
+        let back: CorrelationReport = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.rows.len(), 6);
+        assert!(CorrelationReport::build(&[("short", &m1[..3])], &[("Overall", &h)], &cfg).is_err());
+        let constant = [2.0; 8];
+        let undefined = CorrelationReport::build(&[("constant", &constant)], &[("Overall", &h)], &cfg).unwrap();
+        assert!(undefined.to_markdown().contains("undefined"));
+        let json = serde_json::to_string(&undefined).unwrap();
+        assert!(json.contains("\"statistic\":null"));
+        let back: CorrelationReport = serde_json::from_str(&json).unwrap();
+        assert!(back.rows[0].statistic.is_nan());
+    }
+}
