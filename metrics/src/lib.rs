@@ -10,6 +10,7 @@ pub mod correlation;
 pub mod inference;
 pub mod report;
 pub mod special;
+pub mod text;
 
 pub use error::{Error, Result};
 

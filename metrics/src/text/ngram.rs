@@ -1,0 +1,76 @@
+//! The n-gram counter shared by BLEU, ROUGE-N and friends.
+
+use rustc_hash::FxHashMap;
+
+/// Counts of the n-grams of one order in a token sequence, keyed by token slices.
+#[derive(Debug, Clone, Default)]
+pub struct NgramCounts<'a> {
+    counts: FxHashMap<&'a [String], u32>,
+    total: u32,
+}
+
+impl<'a> NgramCounts<'a> {
+    /// Counts the `n`-grams of `tokens` (none when `tokens.len() < n` or `n == 0`).
+    pub fn new(tokens: &'a [String], n: usize) -> Self {
+        let mut counts = FxHashMap::default();
+        let mut total = 0;
+        if n > 0 && tokens.len() >= n {
+            counts.reserve(tokens.len() + 1 - n);
+            for gram in tokens.windows(n) {
+                *counts.entry(gram).or_insert(0) += 1;
+                total += 1;
+            }
+        }
+        Self { counts, total }
+    }
+
+    /// How often `gram` occurs.
+    pub fn get(&self, gram: &[String]) -> u32 {
+        self.counts.get(gram).copied().unwrap_or(0)
+    }
+
+    /// Number of n-grams counted (with repetition).
+    pub fn total(&self) -> u32 {
+        self.total
+    }
+
+    /// `Σ min(self[g], other[g])`: the clipped overlap.
+    pub fn overlap(&self, other: &Self) -> u32 {
+        let (small, large) = if self.counts.len() <= other.counts.len() { (self, other) } else { (other, self) };
+        small.counts.iter().map(|(g, &c)| c.min(large.get(g))).sum()
+    }
+
+    /// Keeps, for every n-gram, the larger of the two counts (multi-reference BLEU).
+    pub fn max_with(&mut self, other: &Self) {
+        for (&g, &c) in &other.counts {
+            let slot = self.counts.entry(g).or_insert(0);
+            *slot = (*slot).max(c);
+        }
+        self.total = self.counts.values().sum();
+    }
+
+    /// `(n-gram, count)` pairs.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a [String], u32)> + '_ {
+        self.counts.iter().map(|(&g, &c)| (g, c))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(s: &str) -> Vec<String> {
+        s.split(' ').map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn counts_and_overlap() {
+        let a = toks("the cat the cat on");
+        let b = toks("the cat sat on the mat");
+        let (ca, cb) = (NgramCounts::new(&a, 2), NgramCounts::new(&b, 2));
+        assert_eq!(ca.total(), 4);
+        assert_eq!(ca.get(&toks("the cat")), 2);
+        assert_eq!(ca.overlap(&cb), 1);
+        assert_eq!(NgramCounts::new(&a, 9).total(), 0);
+    }
+}
