@@ -110,3 +110,44 @@ fn porter_matches_nltk_on_40000_words() {
     }
     assert!(n > 30_000);
 }
+
+#[test]
+fn meteor_matches_nltk_on_240_pairs() {
+    let Some(rows) = rows() else { return };
+    let wordnet = match dialeval_metrics::text::wordnet::WordNet::load_default() {
+        Ok(w) => std::sync::Arc::new(w),
+        Err(e) if std::env::var("DIALEVAL_REQUIRE_SHARED").as_deref() != Ok("1") => {
+            eprintln!("SKIPPED: {e}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let meteor = dialeval_metrics::text::meteor::Meteor::new(wordnet, Default::default()).unwrap();
+    for row in &rows {
+        let (hyp, reference) = (row["hypothesis"].as_str().unwrap().trim(), row["reference"].as_str().unwrap().trim());
+        let got = meteor.score(&[reference], hyp).unwrap();
+        let want = row["meteor"].as_f64().unwrap();
+        assert!((got - want).abs() <= 1e-12, "pair {}: METEOR {got} vs nltk {want}", row["pair_index"]);
+    }
+}
+
+#[test]
+fn wordnet_synonyms_match_nltk() {
+    // Written by scripts/make_wordnet_fixture.py with nltk 3.10.4 over Debian's wordnet-base.
+    let wordnet = match dialeval_metrics::text::wordnet::WordNet::load_default() {
+        Ok(w) => w,
+        Err(e) if std::env::var("DIALEVAL_REQUIRE_SHARED").as_deref() != Ok("1") => {
+            eprintln!("SKIPPED: {e}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let rows = read_jsonl(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wordnet_synonyms_nltk.jsonl")));
+    assert!(rows.len() > 800);
+    for row in rows {
+        let word = row["word"].as_str().unwrap();
+        let mut got: Vec<String> = wordnet.synonyms(word).unwrap().into_iter().collect();
+        got.sort();
+        assert_eq!(got, strings(&row["synonyms"]), "{word}");
+    }
+}

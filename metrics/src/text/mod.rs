@@ -2,6 +2,8 @@
 
 pub mod bleu;
 pub mod ngram;
+pub mod meteor;
 pub mod porter;
 pub mod rouge;
 pub mod tokenize;
+pub mod wordnet;
