@@ -266,7 +266,7 @@ mod tests {
 
     #[test]
     fn bootstrap_is_seeded_and_covers_the_estimate() {
-        let x: Vec<f64> = (0..60).map(|i| f64::from(i)).collect();
+        let x: Vec<f64> = (0..60).map(f64::from).collect();
         let y: Vec<f64> = x.iter().map(|v| v * 0.5 + (v * 1.7).sin() * 5.0).collect();
         let r = |a: &[f64], b: &[f64]| correlate(CorrelationKind::Pearson, a, b).map_or(f64::NAN, |c| c.statistic);
         let cfg = BootstrapConfig { resamples: 500, confidence: 0.9, seed: 7 };

@@ -7,6 +7,7 @@
 
 mod error;
 pub mod correlation;
+pub mod embedding;
 pub mod inference;
 pub mod report;
 pub mod special;

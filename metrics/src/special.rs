@@ -9,7 +9,7 @@
 /// Regularised incomplete beta `I_x(a, b)`, given both `x` and `y = 1 - x` so that callers can
 /// pass the complement without cancellation. NaN outside `0 ≤ x ≤ 1` or for `a, b ≤ 0`.
 pub fn beta_inc(a: f64, b: f64, x: f64, y: f64) -> f64 {
-    if !(a > 0.0 && b > 0.0) || !(0.0..=1.0).contains(&x) || x.is_nan() {
+    if !(a > 0.0 && b > 0.0 && (0.0..=1.0).contains(&x)) {
         return f64::NAN;
     }
     if x == 0.0 {
@@ -117,9 +117,13 @@ pub fn normal_ppf(p: f64) -> f64 {
             _ => f64::NAN,
         };
     }
+    #[allow(clippy::excessive_precision)] // Acklam's published coefficients, verbatim
     const A: [f64; 6] = [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.383577518672690e2, -3.066479806614716e1, 2.506628277459239];
+    #[allow(clippy::excessive_precision)]
     const B: [f64; 5] = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
+    #[allow(clippy::excessive_precision)]
     const C: [f64; 6] = [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+    #[allow(clippy::excessive_precision)]
     const D: [f64; 4] = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
     const LOW: f64 = 0.02425;
     let x = if p < LOW {

@@ -125,7 +125,7 @@ impl Bleu {
             return Err(Error::Config("BLEU max_order must be at least 1".into()));
         }
         if let Smoothing::Floor(v) | Smoothing::AddK(v) = config.smoothing {
-            if !(v >= 0.0) {
+            if v.is_nan() || v < 0.0 {
                 return Err(Error::Config(format!("BLEU smoothing value must be non-negative, got {v}")));
             }
         }

@@ -44,6 +44,8 @@ pub struct Meteor {
 }
 
 type Enum = Vec<(usize, String)>;
+/// Matches `(hypothesis position, reference position)` and the words left unmatched.
+type Stage = (Vec<(usize, usize)>, Enum, Enum);
 
 impl Meteor {
     /// A scorer over a loaded WordNet.
@@ -51,7 +53,8 @@ impl Meteor {
     /// # Errors
     /// [`Error::Config`] for α outside [0, 1] or negative β, γ.
     pub fn new(wordnet: Arc<WordNet>, params: MeteorParams) -> Result<Self> {
-        if !(0.0..=1.0).contains(&params.alpha) || !(params.beta >= 0.0) || !(params.gamma >= 0.0) {
+        let non_negative = |v: f64| v.is_finite() && v >= 0.0;
+        if !(0.0..=1.0).contains(&params.alpha) || !non_negative(params.beta) || !non_negative(params.gamma) {
             return Err(Error::Config(format!("METEOR parameters out of range: {params:?}")));
         }
         Ok(Self { wordnet, params, synonyms: Arc::default() })
@@ -119,7 +122,7 @@ impl Meteor {
     }
 
     /// nltk's `_enum_wordnetsyn_match`.
-    fn match_synonyms(&self, hyp: Enum, refs: Enum) -> Result<(Vec<(usize, usize)>, Enum, Enum)> {
+    fn match_synonyms(&self, hyp: Enum, refs: Enum) -> Result<Stage> {
         let mut positions: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
         for (j, (_, w)) in refs.iter().enumerate() {
             positions.entry(w.as_str()).or_default().push(j);
@@ -155,7 +158,7 @@ fn keep(list: Enum, done: &[bool]) -> Enum {
 
 /// nltk's `_match_enums`: right to left, each hypothesis word takes the right-most free
 /// reference position holding the same word.
-fn match_exact(hyp: Enum, refs: Enum) -> (Vec<(usize, usize)>, Enum, Enum) {
+fn match_exact(hyp: Enum, refs: Enum) -> Stage {
     let mut positions: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
     for (j, (_, w)) in refs.iter().enumerate() {
         positions.entry(w.as_str()).or_default().push(j);

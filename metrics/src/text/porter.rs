@@ -67,7 +67,8 @@ fn is_consonant(w: &[char], mut i: usize) -> bool {
             negate = !negate;
             i -= 1;
         }
-        return !is_vowel(w[i]) != negate;
+        // nltk: (word[i] not in vowels) != negate
+        return is_vowel(w[i]) == negate;
     }
     true
 }
