@@ -52,4 +52,32 @@ for test, gold in pairs:
     print(f"smatch  {test.name} vs {gold.name}: {len(per_pair)} pairs, corpus F1 {corpus['f1']:.6f}")
     if test.name == "amr-bank-struct-v1.6.txt" and abs(corpus["f1"] - 0.9627710817580442) > 1e-12:
         sys.exit(f"FAILED: corpus F1 {corpus['f1']} differs from smatch 1.0.4's 0.9627710817580442")
+# text_metrics and correlate on the golden USR-PersonaChat pairs
+golden_pairs = shared / "golden/usr_personachat_text_metrics.jsonl"
+if golden_pairs.is_file():
+    want = [json.loads(line) for line in golden_pairs.read_text().splitlines()]
+    got = run(examples / "text_metrics", golden_pairs)
+    if len(got) != len(want) + 1 or "corpus_bleu" not in got[-1]:
+        sys.exit("FAILED: text_metrics: one line per pair plus a corpus line expected")
+    for g, w in zip(got, want):
+        if abs(g["sentence_bleu"]["score"] - w["sentence_bleu"]["score"]) > 1e-9 or abs(g["meteor"] - w["meteor"]) > 1e-12:
+            sys.exit(f"FAILED: text_metrics pair {w['pair_index']} differs from the golden values")
+        for kind in ("rouge", "rouge_stem"):
+            for t in ("rouge1", "rouge2", "rougeL"):
+                if abs(g[kind][t]["fmeasure"] - w[kind][t]["fmeasure"]) > 1e-12:
+                    sys.exit(f"FAILED: text_metrics pair {w['pair_index']} {kind}.{t}")
+    corpus = json.loads((shared / "golden/usr_personachat_corpus_bleu.json").read_text())["all"]["score"]
+    if abs(got[-1]["corpus_bleu"]["score"] - corpus) > 1e-9:
+        sys.exit("FAILED: text_metrics corpus BLEU")
+    print(f"text_metrics: {len(want)} pairs and corpus BLEU match the golden values")
+    corr = json.loads((shared / "golden/usr_personachat_correlations.json").read_text())
+    entry = next(r for r in corr["results"] if r["metric"] == "meteor" and r["criterion"] == "Overall")
+    out = run(examples / "correlate", golden_pairs, "--x", "meteor", "--y", "human.Overall")[0]
+    for ours, theirs in (("pearson", "pearson"), ("spearman", "spearman"), ("kendall", "kendall_tau_b")):
+        if abs(out[ours]["statistic"] - entry[theirs]["statistic"]) > 1e-12:
+            sys.exit(f"FAILED: correlate {ours}")
+        lo, hi = out[ours]["ci"]
+        if not lo < out[ours]["statistic"] < hi:
+            sys.exit(f"FAILED: correlate {ours} interval does not contain the estimate")
+    print("correlate: METEOR x Overall matches scipy")
 print(f"examples: {checked} AMR files and {len(pairs)} Smatch runs checked")
