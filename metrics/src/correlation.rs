@@ -202,49 +202,107 @@ pub fn pearson(x: &[f64], y: &[f64]) -> Result<Correlation> {
     Ok(Correlation { statistic: r, pvalue, n, undefined: None })
 }
 
-/// r computed as scipy 1.17 does: centre, scale by the largest deviation, normalise, dot.
+/// r computed as scipy 1.17 does: centre, scale by the largest deviation, normalise, dot;
+/// sums are numpy's pairwise sums, computed without temporary arrays.
 fn pearson_r(x: &[f64], y: &[f64]) -> f64 {
-    let unit = |v: &[f64]| -> Vec<f64> {
-        let mean = pairwise_sum(v) / v.len() as f64;
-        let mut d: Vec<f64> = v.iter().map(|a| a - mean).collect();
-        let max = d.iter().fold(0.0_f64, |m, a| m.max(a.abs()));
-        let scaled: Vec<f64> = d.iter().map(|a| a / max).collect();
-        let norm = max * pairwise_sum(&scaled.iter().map(|a| a * a).collect::<Vec<_>>()).sqrt();
-        for a in &mut d {
-            *a /= norm;
-        }
-        d
+    let n = x.len();
+    let (mx, my) = (pairwise_sum(x) / n as f64, pairwise_sum(y) / n as f64);
+    let max_dev = |v: &[f64], m: f64| v.iter().fold(0.0_f64, |acc, a| acc.max((a - m).abs()));
+    let (ax, ay) = (max_dev(x, mx), max_dev(y, my));
+    let scaled_norm = |v: &[f64], m: f64, a: f64| {
+        a * pairwise_sum_by(n, |i| {
+            let d = (v[i] - m) / a;
+            d * d
+        })
+        .sqrt()
     };
-    let (xm, ym) = (unit(x), unit(y));
-    let r: f64 = xm.iter().zip(&ym).map(|(a, b)| a * b).sum();
+    let (norm_x, norm_y) = (scaled_norm(x, mx, ax), scaled_norm(y, my, ay));
+    let r = pairwise_sum_by(n, |i| ((x[i] - mx) / norm_x) * ((y[i] - my) / norm_y));
     r.clamp(-1.0, 1.0)
 }
 
 /// numpy's pairwise summation (`pairwise_sum` in `numpy/_core/src/umath/loops_utils.h.src`),
 /// so means agree with `np.mean` to the last bit.
 pub(crate) fn pairwise_sum(a: &[f64]) -> f64 {
-    let n = a.len();
-    if n < 8 {
-        a.iter().fold(0.0, |s, v| s + v)
-    } else if n <= 128 {
-        let mut r = [0.0; 8];
-        r.copy_from_slice(&a[..8]);
-        let mut i = 8;
-        while i < n - n % 8 {
-            for j in 0..8 {
-                r[j] += a[i + j];
+    pairwise_sum_by(a.len(), |i| a[i])
+}
+
+/// [`pairwise_sum`] of `f(0), …, f(n − 1)` without materialising them.
+pub(crate) fn pairwise_sum_by(n: usize, f: impl Fn(usize) -> f64 + Copy) -> f64 {
+    fn go(start: usize, n: usize, f: impl Fn(usize) -> f64 + Copy) -> f64 {
+        if n < 8 {
+            (start..start + n).fold(0.0, |s, i| s + f(i))
+        } else if n <= 128 {
+            let mut r = [0.0; 8];
+            for (j, slot) in r.iter_mut().enumerate() {
+                *slot = f(start + j);
             }
-            i += 8;
+            let mut i = 8;
+            while i < n - n % 8 {
+                for (j, slot) in r.iter_mut().enumerate() {
+                    *slot += f(start + i + j);
+                }
+                i += 8;
+            }
+            let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+            for k in i..n {
+                res += f(start + k);
+            }
+            res
+        } else {
+            let mut n2 = n / 2;
+            n2 -= n2 % 8;
+            go(start, n2, f) + go(start + n2, n - n2, f)
         }
-        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for v in &a[i..] {
-            res += v;
-        }
-        res
+    }
+    go(0, n, f)
+}
+
+/// Indices of `v` in ascending total order (NaN last), stable for equal values.
+///
+/// # Complexity
+/// O(n) for large inputs: an LSD radix sort over the IEEE-754 bits.
+fn sorted_order(v: &[f64]) -> Vec<u32> {
+    // Map f64 bits to u64 so that unsigned order is total order.
+    let key = |x: f64| {
+        let b = x.to_bits();
+        if b >> 63 == 1 { !b } else { b | (1 << 63) }
+    };
+    let mut items: Vec<(u64, u32)> = v.iter().enumerate().map(|(i, &x)| (key(x), i as u32)).collect();
+    if v.len() < 1024 {
+        items.sort_unstable();
     } else {
-        let mut n2 = n / 2;
-        n2 -= n2 % 8;
-        pairwise_sum(&a[..n2]) + pairwise_sum(&a[n2..])
+        radix_sort(&mut items);
+    }
+    items.into_iter().map(|(_, i)| i).collect()
+}
+
+/// Stable LSD radix sort of `(key, payload)` pairs by key, 16 bits per pass; passes whose digit
+/// is the same for every key are skipped.
+fn radix_sort(items: &mut Vec<(u64, u32)>) {
+    let mut buffer = vec![(0_u64, 0_u32); items.len()];
+    let mut counts = vec![0_usize; 1 << 16];
+    for pass in 0..4 {
+        let shift = pass * 16;
+        counts.fill(0);
+        for &(k, _) in items.iter() {
+            counts[((k >> shift) & 0xFFFF) as usize] += 1;
+        }
+        if counts.iter().any(|&c| c == items.len()) {
+            continue;
+        }
+        let mut sum = 0;
+        for c in counts.iter_mut() {
+            let here = *c;
+            *c = sum;
+            sum += here;
+        }
+        for &item in items.iter() {
+            let d = ((item.0 >> shift) & 0xFFFF) as usize;
+            buffer[counts[d]] = item;
+            counts[d] += 1;
+        }
+        std::mem::swap(items, &mut buffer);
     }
 }
 
@@ -255,19 +313,18 @@ fn is_constant(v: &[f64]) -> bool {
 /// Average ranks (1-based), ties sharing the mean of their positions (scipy's
 /// `rankdata(method='average')`). NaN sorts last, as in numpy.
 pub fn rank_average(v: &[f64]) -> Vec<f64> {
-    let mut order: Vec<usize> = (0..v.len()).collect();
-    order.sort_by(|&a, &b| v[a].total_cmp(&v[b]).then(a.cmp(&b)));
+    let order = sorted_order(v);
     let mut ranks = vec![0.0; v.len()];
     let mut i = 0;
     while i < order.len() {
         let mut j = i + 1;
-        while j < order.len() && v[order[j]] == v[order[i]] {
+        while j < order.len() && v[order[j] as usize] == v[order[i] as usize] {
             j += 1;
         }
         // positions i..j (0-based) share rank mean(i+1 ..= j)
         let rank = (i + 1 + j) as f64 / 2.0;
         for &k in &order[i..j] {
-            ranks[k] = rank;
+            ranks[k as usize] = rank;
         }
         i = j;
     }
@@ -294,12 +351,11 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Correlation {
 
 /// numpy's `corrcoef` for two variables: covariance over the product of standard deviations.
 fn corrcoef(x: &[f64], y: &[f64]) -> f64 {
-    let n = x.len() as f64;
+    let len = x.len();
+    let n = len as f64;
     let (mx, my) = (pairwise_sum(x) / n, pairwise_sum(y) / n);
-    let dx: Vec<f64> = x.iter().map(|a| a - mx).collect();
-    let dy: Vec<f64> = y.iter().map(|a| a - my).collect();
-    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(p, q)| p * q).sum::<f64>() / (n - 1.0);
-    let (cxy, cxx, cyy) = (dot(&dx, &dy), dot(&dx, &dx), dot(&dy, &dy));
+    let cov = |a: &[f64], ma: f64, b: &[f64], mb: f64| pairwise_sum_by(len, |i| (a[i] - ma) * (b[i] - mb)) / (n - 1.0);
+    let (cxy, cxx, cyy) = (cov(x, mx, y, my), cov(x, mx, x, mx), cov(y, my, y, my));
     (cxy / cxx.sqrt() / cyy.sqrt()).clamp(-1.0, 1.0)
 }
 
@@ -358,17 +414,16 @@ struct KendallCounts {
     y1: f64,
 }
 
-/// Dense ranks (1-based) of `v` in the order of `order`.
+/// Dense ranks (1-based) of `v`: equal values share a rank, ranks have no gaps.
 fn dense_ranks(v: &[f64]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..v.len()).collect();
-    order.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+    let order = sorted_order(v);
     let mut ranks = vec![0; v.len()];
     let mut rank = 0;
     for (k, &i) in order.iter().enumerate() {
-        if k == 0 || v[i] != v[order[k - 1]] {
+        if k == 0 || v[i as usize] != v[order[k - 1] as usize] {
             rank += 1;
         }
-        ranks[i] = rank;
+        ranks[i as usize] = rank;
     }
     ranks
 }
@@ -394,10 +449,14 @@ impl KendallCounts {
     fn new(x: &[f64], y: &[f64]) -> Self {
         let n = x.len();
         let (rx, ry) = (dense_ranks(x), dense_ranks(y));
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_unstable_by_key(|&i| (rx[i], ry[i]));
-        let xs: Vec<usize> = order.iter().map(|&i| rx[i]).collect();
-        let ys: Vec<usize> = order.iter().map(|&i| ry[i]).collect();
+        let mut pairs: Vec<(u64, u32)> = (0..n).map(|i| (((rx[i] as u64) << 32) | ry[i] as u64, i as u32)).collect();
+        if n < 1024 {
+            pairs.sort_unstable();
+        } else {
+            radix_sort(&mut pairs);
+        }
+        let xs: Vec<usize> = pairs.iter().map(|&(k, _)| (k >> 32) as usize).collect();
+        let ys: Vec<usize> = pairs.iter().map(|&(k, _)| (k & 0xFFFF_FFFF) as usize).collect();
         // Discordant pairs, scipy's `_kendall_dis` (Fenwick tree over y ranks).
         let sup = ys.iter().copied().max().unwrap_or(0) + 1;
         let mut tree = vec![0_u64; sup];
@@ -489,6 +548,51 @@ mod tests {
     #[test]
     fn ranks_average_ties() {
         assert_eq!(rank_average(&[10.0, 20.0, 10.0, 30.0]), vec![1.5, 3.0, 1.5, 4.0]);
+    }
+
+    fn lcg(n: usize, seed: u64, levels: f64) -> Vec<f64> {
+        let mut state = seed;
+        (0..n)
+            .map(|_| {
+                state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                ((state >> 11) as f64 / (1u64 << 53) as f64 * levels).floor() - levels / 3.0
+            })
+            .collect()
+    }
+
+    #[test]
+    fn radix_path_ranks_match_a_comparison_sort() {
+        let v = lcg(5000, 3, 700.0);
+        let mut order: Vec<usize> = (0..v.len()).collect();
+        order.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+        let fast = rank_average(&v);
+        for (k, &i) in order.iter().enumerate() {
+            let ties = v.iter().filter(|&&x| x == v[i]).count();
+            let below = v.iter().filter(|&&x| x < v[i]).count();
+            assert_eq!(fast[i], below as f64 + (ties as f64 + 1.0) / 2.0, "element {k}");
+        }
+    }
+
+    #[test]
+    fn kendall_counts_match_the_quadratic_definition() {
+        let (x, y) = (lcg(1500, 5, 40.0), lcg(1500, 9, 25.0));
+        let (mut con, mut dis) = (0_i64, 0_i64);
+        for i in 0..x.len() {
+            for j in i + 1..x.len() {
+                // f64::signum(0.0) is 1.0, so compare explicitly.
+                let sign = |d: f64| if d > 0.0 { 1.0 } else if d < 0.0 { -1.0 } else { 0.0 };
+                let s = sign(x[i] - x[j]) * sign(y[i] - y[j]);
+                if s > 0.0 {
+                    con += 1;
+                } else if s < 0.0 {
+                    dis += 1;
+                }
+            }
+        }
+        let c = KendallCounts::new(&x, &y);
+        assert_eq!(c.dis as i64, dis);
+        let con_minus_dis = c.tot as f64 - c.xtie as f64 - c.ytie as f64 + c.ntie as f64 - 2.0 * c.dis as f64;
+        assert_eq!(con_minus_dis as i64, con - dis);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::text::ngram::NgramCounts;
+use crate::text::ngram::{NgramCounts, TokenIds};
 use crate::text::tokenize::{py_rstrip, py_split, tokenize_13a};
 
 /// Smoothing of zero n-gram precisions.
@@ -162,8 +162,11 @@ impl Bleu {
         if references.is_empty() {
             return Err(Error::Empty("BLEU needs at least one reference"));
         }
-        let hyp = self.tokens(hypothesis);
-        let refs: Vec<Vec<String>> = references.iter().map(|r| self.tokens(r)).collect();
+        let hyp_tokens = self.tokens(hypothesis);
+        let ref_tokens: Vec<Vec<String>> = references.iter().map(|r| self.tokens(r)).collect();
+        let mut ids = TokenIds::default();
+        let hyp = ids.map(&hyp_tokens);
+        let refs: Vec<Vec<u32>> = ref_tokens.iter().map(|r| ids.map(r)).collect();
         let max = self.config.max_order;
         let mut counts = vec![0; max];
         let mut totals = vec![0; max];

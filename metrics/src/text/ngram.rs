@@ -1,17 +1,40 @@
 //! The n-gram counter shared by BLEU, ROUGE-N and friends.
 
+use std::hash::Hash;
+
 use rustc_hash::FxHashMap;
 
-/// Counts of the n-grams of one order in a token sequence, keyed by token slices.
-#[derive(Debug, Clone, Default)]
-pub struct NgramCounts<'a> {
-    counts: FxHashMap<&'a [String], u32>,
+/// Counts of the n-grams of one order in a token sequence, keyed by token slices. Tokens may be
+/// strings or, faster, ids from [`TokenIds`].
+#[derive(Debug, Clone)]
+pub struct NgramCounts<'a, T> {
+    counts: FxHashMap<&'a [T], u32>,
     total: u32,
 }
 
-impl<'a> NgramCounts<'a> {
+/// Maps the tokens of a few related texts (a hypothesis and its references) to dense ids, so
+/// n-gram counting hashes integers instead of strings.
+#[derive(Debug, Default)]
+pub struct TokenIds<'a> {
+    ids: FxHashMap<&'a str, u32>,
+}
+
+impl<'a> TokenIds<'a> {
+    /// The id sequence of `tokens`, assigning new ids as needed.
+    pub fn map(&mut self, tokens: &'a [String]) -> Vec<u32> {
+        tokens
+            .iter()
+            .map(|t| {
+                let next = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
+                *self.ids.entry(t.as_str()).or_insert(next)
+            })
+            .collect()
+    }
+}
+
+impl<'a, T: Hash + Eq> NgramCounts<'a, T> {
     /// Counts the `n`-grams of `tokens` (none when `tokens.len() < n` or `n == 0`).
-    pub fn new(tokens: &'a [String], n: usize) -> Self {
+    pub fn new(tokens: &'a [T], n: usize) -> Self {
         let mut counts = FxHashMap::default();
         let mut total = 0;
         if n > 0 && tokens.len() >= n {
@@ -25,7 +48,7 @@ impl<'a> NgramCounts<'a> {
     }
 
     /// How often `gram` occurs.
-    pub fn get(&self, gram: &[String]) -> u32 {
+    pub fn get(&self, gram: &[T]) -> u32 {
         self.counts.get(gram).copied().unwrap_or(0)
     }
 
@@ -50,7 +73,7 @@ impl<'a> NgramCounts<'a> {
     }
 
     /// `(n-gram, count)` pairs.
-    pub fn iter(&self) -> impl Iterator<Item = (&'a [String], u32)> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = (&'a [T], u32)> + '_ {
         self.counts.iter().map(|(&g, &c)| (g, c))
     }
 }

@@ -1,9 +1,12 @@
 //! The Porter stemmer (Porter 1980) exactly as nltk 3.10.4's `PorterStemmer()` in its default
 //! `NLTK_EXTENSIONS` mode (`nltk/stem/porter.py`), the stemmer behind rouge-score's
-//! `use_stemmer=True` and nltk's METEOR.
+//! `use_stemmer=True` and nltk's METEOR. Checked against nltk on 40,000 words
+//! (`tests/fixtures/porter_nltk.tsv`).
+//!
+//! The word is stemmed in place in one character buffer; rules are static tables.
 
 /// Irregular forms nltk maps directly (NLTK_EXTENSIONS).
-const POOL: [(&str, &str); 17] = [
+const POOL: [(&str, &str); 16] = [
     ("sky", "sky"),
     ("skies", "sky"),
     ("dying", "die"),
@@ -20,7 +23,6 @@ const POOL: [(&str, &str); 17] = [
     ("proceed", "proceed"),
     ("exceed", "exceed"),
     ("succeed", "succeed"),
-    ("sky", "sky"),
 ];
 
 /// nltk's Porter stemmer in `NLTK_EXTENSIONS` mode.
@@ -41,14 +43,14 @@ pub fn stem(word: &str) -> String {
         return lower;
     }
     let mut w: Vec<char> = lower.chars().collect();
-    w = step1a(w);
-    w = step1b(w);
-    w = step1c(w);
-    w = step2(w);
-    w = step3(w);
-    w = step4(w);
-    w = step5a(w);
-    w = step5b(w);
+    step1a(&mut w);
+    step1b(&mut w);
+    step1c(&mut w);
+    step2(&mut w);
+    step3(&mut w);
+    step4(&mut w);
+    step5a(&mut w);
+    step5b(&mut w);
     w.into_iter().collect()
 }
 
@@ -73,34 +75,37 @@ fn is_consonant(w: &[char], mut i: usize) -> bool {
     true
 }
 
-/// nltk's `_consonant_flags`.
-fn consonant_flags(w: &[char]) -> Vec<bool> {
-    let mut flags: Vec<bool> = Vec::with_capacity(w.len());
-    for (i, &c) in w.iter().enumerate() {
+/// nltk's `_consonant_flags`, one flag at a time.
+fn consonant_flags(w: &[char]) -> impl Iterator<Item = bool> + '_ {
+    let mut previous = false;
+    w.iter().enumerate().map(move |(i, &c)| {
         let flag = if is_vowel(c) {
             false
         } else if c == 'y' {
-            if i == 0 { true } else { !flags[i - 1] }
+            i == 0 || !previous
         } else {
             true
         };
-        flags.push(flag);
-    }
-    flags
+        previous = flag;
+        flag
+    })
 }
 
 /// Number of `vc` sequences in the consonant/vowel pattern.
 fn measure(stem: &[char]) -> usize {
-    let flags = consonant_flags(stem);
-    flags.windows(2).filter(|p| !p[0] && p[1]).count()
-}
-
-fn positive_measure(stem: &[char]) -> bool {
-    measure(stem) > 0
+    let mut count = 0;
+    let mut previous = None;
+    for flag in consonant_flags(stem) {
+        if previous == Some(false) && flag {
+            count += 1;
+        }
+        previous = Some(flag);
+    }
+    count
 }
 
 fn contains_vowel(stem: &[char]) -> bool {
-    !consonant_flags(stem).iter().all(|&c| c)
+    consonant_flags(stem).any(|c| !c)
 }
 
 fn ends_double_consonant(w: &[char]) -> bool {
@@ -114,194 +119,196 @@ fn ends_cvc(w: &[char]) -> bool {
 }
 
 fn ends_with(w: &[char], suffix: &str) -> bool {
-    let s: Vec<char> = suffix.chars().collect();
-    w.len() >= s.len() && w[w.len() - s.len()..] == s[..]
+    let n = suffix.len(); // suffixes are ASCII
+    w.len() >= n && w[w.len() - n..].iter().zip(suffix.chars()).all(|(a, b)| *a == b)
 }
 
-fn without(w: &[char], suffix: &str) -> Vec<char> {
-    w[..w.len() - suffix.chars().count()].to_vec()
+fn replace_suffix(w: &mut Vec<char>, suffix_len: usize, replacement: &str) {
+    w.truncate(w.len() - suffix_len);
+    w.extend(replacement.chars());
 }
 
-fn with(mut stem: Vec<char>, replacement: &str) -> Vec<char> {
-    stem.extend(replacement.chars());
-    stem
+/// Conditions on the stem left once the suffix is removed.
+#[derive(Clone, Copy)]
+enum Cond {
+    Always,
+    PositiveMeasure,
+    MeasureAbove1,
+    /// `ion`: measure > 1 and the stem ends in `s` or `t`.
+    Ion,
+    /// A fixed answer computed from the whole word before the rule list runs.
+    Fixed(bool),
 }
 
-/// A rule's suffix: a literal, or `*d` (a double consonant).
-enum Suffix {
-    Lit(&'static str),
-    DoubleConsonant,
-}
-
-type Condition<'a> = Option<&'a dyn Fn(&[char]) -> bool>;
-
-/// nltk's `_apply_rule_list`: the first rule whose suffix matches decides, whether or not its
-/// condition holds.
-fn apply_rules(w: Vec<char>, rules: &[(Suffix, String, Condition<'_>)]) -> Vec<char> {
-    for (suffix, replacement, condition) in rules {
-        match suffix {
-            Suffix::DoubleConsonant => {
-                if ends_double_consonant(&w) {
-                    let stem = w[..w.len() - 2].to_vec();
-                    return if condition.is_none_or(|c| c(&stem)) { with(stem, replacement) } else { w };
-                }
-            }
-            Suffix::Lit(s) => {
-                if ends_with(&w, s) {
-                    let stem = without(&w, s);
-                    return if condition.is_none_or(|c| c(&stem)) { with(stem, replacement) } else { w };
-                }
-            }
+impl Cond {
+    fn holds(self, stem: &[char]) -> bool {
+        match self {
+            Self::Always => true,
+            Self::PositiveMeasure => measure(stem) > 0,
+            Self::MeasureAbove1 => measure(stem) > 1,
+            Self::Ion => measure(stem) > 1 && matches!(stem.last(), Some('s' | 't')),
+            Self::Fixed(b) => b,
         }
     }
-    w
 }
 
-fn simple_rules<'a>(rules: &[(&'static str, &str)], condition: &'a dyn Fn(&[char]) -> bool) -> Vec<(Suffix, String, Condition<'a>)> {
-    rules.iter().map(|(s, r)| (Suffix::Lit(s), (*r).to_owned(), Some(condition))).collect()
-}
-
-fn step1a(w: Vec<char>) -> Vec<char> {
-    if ends_with(&w, "ies") && w.len() == 4 {
-        return with(without(&w, "ies"), "ie");
+/// nltk's `_apply_rule_list` for literal suffixes: the first rule whose suffix matches decides,
+/// whether or not its condition holds.
+fn apply_rules(w: &mut Vec<char>, rules: &[(&str, &str, Cond)]) {
+    for &(suffix, replacement, cond) in rules {
+        if ends_with(w, suffix) {
+            let stem_len = w.len() - suffix.len();
+            if cond.holds(&w[..stem_len]) {
+                replace_suffix(w, suffix.len(), replacement);
+            }
+            return;
+        }
     }
+}
+
+fn step1a(w: &mut Vec<char>) {
+    if ends_with(w, "ies") && w.len() == 4 {
+        replace_suffix(w, 3, "ie");
+        return;
+    }
+    apply_rules(w, &[("sses", "ss", Cond::Always), ("ies", "i", Cond::Always), ("ss", "ss", Cond::Always), ("s", "", Cond::Always)]);
+}
+
+fn step1b(w: &mut Vec<char>) {
+    if ends_with(w, "ied") {
+        let replacement = if w.len() == 4 { "ie" } else { "i" };
+        replace_suffix(w, 3, replacement);
+        return;
+    }
+    if ends_with(w, "eed") {
+        if measure(&w[..w.len() - 3]) > 0 {
+            replace_suffix(w, 3, "ee");
+        }
+        return;
+    }
+    let mut cut = None;
+    for suffix in ["ed", "ing"] {
+        if ends_with(w, suffix) && contains_vowel(&w[..w.len() - suffix.len()]) {
+            cut = Some(suffix.len());
+            break;
+        }
+    }
+    let Some(cut) = cut else { return };
+    w.truncate(w.len() - cut);
+    // The intermediate stem's rules: at/bl/iz, then *d (double consonant), then "" + cvc.
+    for (suffix, replacement) in [("at", "ate"), ("bl", "ble"), ("iz", "ize")] {
+        if ends_with(w, suffix) {
+            replace_suffix(w, suffix.len(), replacement);
+            return;
+        }
+    }
+    if ends_double_consonant(w) {
+        if let Some(&last) = w.last() {
+            if !matches!(last, 'l' | 's' | 'z') {
+                w.pop();
+            }
+        }
+        return;
+    }
+    if measure(w) == 1 && ends_cvc(w) {
+        w.push('e');
+    }
+}
+
+fn step1c(w: &mut Vec<char>) {
+    if ends_with(w, "y") {
+        let n = w.len() - 1;
+        if n > 1 && is_consonant(&w[..n], n - 1) {
+            w[n] = 'i';
+        }
+    }
+}
+
+fn step2(w: &mut Vec<char>) {
+    if ends_with(w, "alli") && measure(&w[..w.len() - 4]) > 0 {
+        replace_suffix(w, 4, "al");
+        step2(w);
+        return;
+    }
+    // nltk: the `logi` rule tests the measure of the word minus its last three letters.
+    let logi = Cond::Fixed(measure(&w[..w.len().saturating_sub(3)]) > 0);
+    let pm = Cond::PositiveMeasure;
     apply_rules(
         w,
         &[
-            (Suffix::Lit("sses"), "ss".into(), None),
-            (Suffix::Lit("ies"), "i".into(), None),
-            (Suffix::Lit("ss"), "ss".into(), None),
-            (Suffix::Lit("s"), String::new(), None),
+            ("ational", "ate", pm),
+            ("tional", "tion", pm),
+            ("enci", "ence", pm),
+            ("anci", "ance", pm),
+            ("izer", "ize", pm),
+            ("bli", "ble", pm),
+            ("alli", "al", pm),
+            ("entli", "ent", pm),
+            ("eli", "e", pm),
+            ("ousli", "ous", pm),
+            ("ization", "ize", pm),
+            ("ation", "ate", pm),
+            ("ator", "ate", pm),
+            ("alism", "al", pm),
+            ("iveness", "ive", pm),
+            ("fulness", "ful", pm),
+            ("ousness", "ous", pm),
+            ("aliti", "al", pm),
+            ("iviti", "ive", pm),
+            ("biliti", "ble", pm),
+            ("fulli", "ful", pm),
+            ("logi", "log", logi),
         ],
-    )
+    );
 }
 
-fn step1b(w: Vec<char>) -> Vec<char> {
-    if ends_with(&w, "ied") {
-        let replacement = if w.len() == 4 { "ie" } else { "i" };
-        return with(without(&w, "ied"), replacement);
-    }
-    if ends_with(&w, "eed") {
-        let stem = without(&w, "eed");
-        return if measure(&stem) > 0 { with(stem, "ee") } else { w };
-    }
-    let mut intermediate = None;
-    for suffix in ["ed", "ing"] {
-        if ends_with(&w, suffix) {
-            let stem = without(&w, suffix);
-            if contains_vowel(&stem) {
-                intermediate = Some(stem);
-                break;
-            }
-        }
-    }
-    let Some(stem) = intermediate else { return w };
-    let Some(&last) = stem.last() else { return stem };
-    let not_lsz = move |_: &[char]| !matches!(last, 'l' | 's' | 'z');
-    let cvc = |s: &[char]| measure(s) == 1 && ends_cvc(s);
+fn step3(w: &mut Vec<char>) {
+    let pm = Cond::PositiveMeasure;
+    apply_rules(w, &[("icate", "ic", pm), ("ative", "", pm), ("alize", "al", pm), ("iciti", "ic", pm), ("ical", "ic", pm), ("ful", "", pm), ("ness", "", pm)]);
+}
+
+fn step4(w: &mut Vec<char>) {
+    let gt1 = Cond::MeasureAbove1;
     apply_rules(
-        stem,
+        w,
         &[
-            (Suffix::Lit("at"), "ate".into(), None),
-            (Suffix::Lit("bl"), "ble".into(), None),
-            (Suffix::Lit("iz"), "ize".into(), None),
-            (Suffix::DoubleConsonant, last.to_string(), Some(&not_lsz)),
-            (Suffix::Lit(""), "e".into(), Some(&cvc)),
+            ("al", "", gt1),
+            ("ance", "", gt1),
+            ("ence", "", gt1),
+            ("er", "", gt1),
+            ("ic", "", gt1),
+            ("able", "", gt1),
+            ("ible", "", gt1),
+            ("ant", "", gt1),
+            ("ement", "", gt1),
+            ("ment", "", gt1),
+            ("ent", "", gt1),
+            ("ion", "", Cond::Ion),
+            ("ou", "", gt1),
+            ("ism", "", gt1),
+            ("ate", "", gt1),
+            ("iti", "", gt1),
+            ("ous", "", gt1),
+            ("ive", "", gt1),
+            ("ize", "", gt1),
         ],
-    )
-}
-
-fn step1c(w: Vec<char>) -> Vec<char> {
-    let condition = |s: &[char]| s.len() > 1 && is_consonant(s, s.len() - 1);
-    apply_rules(w, &[(Suffix::Lit("y"), "i".into(), Some(&condition))])
-}
-
-fn step2(w: Vec<char>) -> Vec<char> {
-    if ends_with(&w, "alli") && positive_measure(&without(&w, "alli")) {
-        return step2(with(without(&w, "alli"), "al"));
-    }
-    let pm = |s: &[char]| positive_measure(s);
-    let mut rules = simple_rules(
-        &[
-            ("ational", "ate"),
-            ("tional", "tion"),
-            ("enci", "ence"),
-            ("anci", "ance"),
-            ("izer", "ize"),
-            ("bli", "ble"),
-            ("alli", "al"),
-            ("entli", "ent"),
-            ("eli", "e"),
-            ("ousli", "ous"),
-            ("ization", "ize"),
-            ("ation", "ate"),
-            ("ator", "ate"),
-            ("alism", "al"),
-            ("iveness", "ive"),
-            ("fulness", "ful"),
-            ("ousness", "ous"),
-            ("aliti", "al"),
-            ("iviti", "ive"),
-            ("biliti", "ble"),
-            ("fulli", "ful"),
-        ],
-        &pm,
     );
-    // nltk: the `logi` rule tests the measure of the word minus its last three letters.
-    let head_measure = positive_measure(&w[..w.len().saturating_sub(3)]);
-    let logi = move |_: &[char]| head_measure;
-    rules.push((Suffix::Lit("logi"), "log".into(), Some(&logi)));
-    apply_rules(w, &rules)
 }
 
-fn step3(w: Vec<char>) -> Vec<char> {
-    let pm = |s: &[char]| positive_measure(s);
-    let rules = simple_rules(
-        &[("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", "")],
-        &pm,
-    );
-    apply_rules(w, &rules)
-}
-
-fn step4(w: Vec<char>) -> Vec<char> {
-    let gt1 = |s: &[char]| measure(s) > 1;
-    let ion = |s: &[char]| measure(s) > 1 && matches!(s.last(), Some('s' | 't'));
-    let mut rules = simple_rules(
-        &[
-            ("al", ""),
-            ("ance", ""),
-            ("ence", ""),
-            ("er", ""),
-            ("ic", ""),
-            ("able", ""),
-            ("ible", ""),
-            ("ant", ""),
-            ("ement", ""),
-            ("ment", ""),
-            ("ent", ""),
-        ],
-        &gt1,
-    );
-    rules.push((Suffix::Lit("ion"), String::new(), Some(&ion)));
-    rules.extend(simple_rules(&[("ou", ""), ("ism", ""), ("ate", ""), ("iti", ""), ("ous", ""), ("ive", ""), ("ize", "")], &gt1));
-    apply_rules(w, &rules)
-}
-
-fn step5a(w: Vec<char>) -> Vec<char> {
-    if ends_with(&w, "e") {
-        let stem = without(&w, "e");
-        let m = measure(&stem);
-        if m > 1 || (m == 1 && !ends_cvc(&stem)) {
-            return stem;
+fn step5a(w: &mut Vec<char>) {
+    if ends_with(w, "e") {
+        let stem = &w[..w.len() - 1];
+        let m = measure(stem);
+        if m > 1 || (m == 1 && !ends_cvc(stem)) {
+            w.pop();
         }
     }
-    w
 }
 
-fn step5b(w: Vec<char>) -> Vec<char> {
-    let head_gt1 = measure(&w[..w.len().saturating_sub(1)]) > 1;
-    let cond = move |_: &[char]| head_gt1;
-    apply_rules(w, &[(Suffix::Lit("ll"), "l".into(), Some(&cond))])
+fn step5b(w: &mut Vec<char>) {
+    if ends_with(w, "ll") && measure(&w[..w.len() - 1]) > 1 {
+        w.pop();
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::text::ngram::NgramCounts;
+use crate::text::ngram::{NgramCounts, TokenIds};
 use crate::text::porter;
 use crate::text::tokenize::tokenize_rouge;
 
@@ -129,7 +129,9 @@ pub fn score_tokens(reference: &[String], hypothesis: &[String]) -> RougeScores 
 
 /// ROUGE-N: clipped n-gram overlap.
 pub fn rouge_n(reference: &[String], hypothesis: &[String], n: usize) -> PrfScore {
-    let (r, h) = (NgramCounts::new(reference, n), NgramCounts::new(hypothesis, n));
+    let mut ids = TokenIds::default();
+    let (reference, hypothesis) = (ids.map(reference), ids.map(hypothesis));
+    let (r, h) = (NgramCounts::new(&reference, n), NgramCounts::new(&hypothesis, n));
     let overlap = f64::from(r.overlap(&h));
     PrfScore::new(overlap / f64::from(h.total().max(1)), overlap / f64::from(r.total().max(1)))
 }

@@ -28,28 +28,40 @@ pub fn tokenize_13a(line: &str) -> String {
     if line.contains('&') {
         line = line.replace("&quot;", "\"").replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
     }
-    let padded: Vec<char> = format!(" {line} ").chars().collect();
+    // Every pattern is ASCII and every insertion an ASCII space next to an ASCII byte, so the
+    // passes can run on UTF-8 bytes: a multi-byte character's bytes are all `[^0-9]` and never
+    // `[.,-]`, exactly as the character itself.
+    let mut a = Vec::with_capacity(line.len() * 2 + 6);
+    // f" {line} " after pass 1: each padding space becomes three.
+    a.extend([b' ', b' ', b' ']);
     // 1. ([\{-\~\[-\` -\&\(-\+\:-\@\/]) -> " \1 "
-    let mut a = Vec::with_capacity(padded.len() * 2);
-    for &c in &padded {
-        if matches!(c, '{'..='~' | '['..='`' | ' '..='&' | '('..='+' | ':'..='@' | '/') {
-            a.extend([' ', c, ' ']);
+    for &c in line.as_bytes() {
+        if matches!(c, b'{'..=b'~' | b'['..=b'`' | b' '..=b'&' | b'('..=b'+' | b':'..=b'@' | b'/') {
+            a.extend([b' ', c, b' ']);
         } else {
             a.push(c);
         }
     }
+    a.extend([b' ', b' ', b' ']);
     // 2. ([^0-9])([\.,]) -> "\1 \2 "
-    let b = sub_pairs(&a, |x, y| !x.is_ascii_digit() && matches!(y, '.' | ','), |x, y, out| out.extend([x, ' ', y, ' ']));
+    let b = sub_pairs(&a, |x, y| !x.is_ascii_digit() && matches!(y, b'.' | b','), |x, y, out| out.extend([x, b' ', y, b' ']));
     // 3. ([\.,])([^0-9]) -> " \1 \2"
-    let c = sub_pairs(&b, |x, y| matches!(x, '.' | ',') && !y.is_ascii_digit(), |x, y, out| out.extend([' ', x, ' ', y]));
+    let c = sub_pairs(&b, |x, y| matches!(x, b'.' | b',') && !y.is_ascii_digit(), |x, y, out| out.extend([b' ', x, b' ', y]));
     // 4. ([0-9])(-) -> "\1 \2 "
-    let d = sub_pairs(&c, |x, y| x.is_ascii_digit() && y == '-', |x, y, out| out.extend([x, ' ', y, ' ']));
-    let s: String = d.into_iter().collect();
-    py_split(&s).collect::<Vec<_>>().join(" ")
+    let d = sub_pairs(&c, |x, y| x.is_ascii_digit() && y == b'-', |x, y, out| out.extend([x, b' ', y, b' ']));
+    let s = String::from_utf8_lossy(&d);
+    let mut out = String::with_capacity(s.len());
+    for token in py_split(&s) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(token);
+    }
+    out
 }
 
 /// `re.sub` of a two-character pattern: leftmost, non-overlapping matches.
-fn sub_pairs(s: &[char], matches: impl Fn(char, char) -> bool, replace: impl Fn(char, char, &mut Vec<char>)) -> Vec<char> {
+fn sub_pairs(s: &[u8], matches: impl Fn(u8, u8) -> bool, replace: impl Fn(u8, u8, &mut Vec<u8>)) -> Vec<u8> {
     let mut out = Vec::with_capacity(s.len() + s.len() / 2);
     let mut i = 0;
     while i < s.len() {

@@ -1,0 +1,49 @@
+//! Property tests of the correlation functions and the text metrics.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
+use dialeval_metrics::correlation::{CorrelationKind, correlate};
+use dialeval_metrics::text::bleu::{Bleu, BleuConfig};
+use dialeval_metrics::text::rouge::Rouge;
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn correlations_are_bounded_symmetric_and_rank_invariant(
+        pairs in prop::collection::vec((-1000i32..1000, -50i32..50), 3..300)
+    ) {
+        let x: Vec<f64> = pairs.iter().map(|p| f64::from(p.0)).collect();
+        let y: Vec<f64> = pairs.iter().map(|p| f64::from(p.1)).collect();
+        for kind in CorrelationKind::ALL {
+            let a = correlate(kind, &x, &y).unwrap();
+            let b = correlate(kind, &y, &x).unwrap();
+            if a.statistic.is_nan() {
+                prop_assert!(a.undefined.is_some());
+                continue;
+            }
+            prop_assert!((-1.0..=1.0).contains(&a.statistic));
+            prop_assert!((a.statistic - b.statistic).abs() < 1e-12);
+            prop_assert!(a.pvalue.is_nan() || (0.0..=1.0 + 1e-12).contains(&a.pvalue));
+        }
+        // A strictly increasing transform keeps Spearman and Kendall unchanged.
+        let xt: Vec<f64> = x.iter().map(|v| (v / 100.0).exp()).collect();
+        for kind in [CorrelationKind::Spearman, CorrelationKind::KendallTauB] {
+            let (a, b) = (correlate(kind, &x, &y).unwrap(), correlate(kind, &xt, &y).unwrap());
+            prop_assert!(a.statistic.is_nan() && b.statistic.is_nan() || (a.statistic - b.statistic).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn text_metrics_are_bounded_and_perfect_on_identity(text in "[a-z .,!?']{1,80}") {
+        let bleu = Bleu::new(BleuConfig::sentence()).unwrap();
+        let s = bleu.sentence(&text, &[&text]).unwrap();
+        prop_assert!((0.0..=100.0 + 1e-9).contains(&s.score));
+        if s.sys_len > 0 {
+            prop_assert!((s.score - 100.0).abs() < 1e-9);
+        }
+        let r = Rouge::new(true).score(&text, &text);
+        prop_assert!(r.rouge1.fmeasure == 0.0 || (r.rouge1.fmeasure - 1.0).abs() < 1e-12);
+        prop_assert!(r.rouge_l.fmeasure == 0.0 || (r.rouge_l.fmeasure - 1.0).abs() < 1e-12);
+    }
+}
