@@ -288,7 +288,7 @@ fn radix_sort(items: &mut Vec<(u64, u32)>) {
         for &(k, _) in items.iter() {
             counts[((k >> shift) & 0xFFFF) as usize] += 1;
         }
-        if counts.iter().any(|&c| c == items.len()) {
+        if counts.contains(&items.len()) {
             continue;
         }
         let mut sum = 0;

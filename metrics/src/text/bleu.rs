@@ -139,6 +139,11 @@ impl Bleu {
 
     /// Tokens as sacrebleu sees them (after lowercasing and the tokenizer).
     pub fn tokens(&self, text: &str) -> Vec<String> {
+        py_split(&self.tokenized(text)).map(str::to_owned).collect()
+    }
+
+    /// The text after lowercasing and the tokenizer: tokens separated by whitespace.
+    fn tokenized(&self, text: &str) -> String {
         let text = py_rstrip(text);
         let lowered;
         let text = if self.config.lowercase {
@@ -147,11 +152,7 @@ impl Bleu {
         } else {
             text
         };
-        if self.config.tokenize {
-            py_split(&tokenize_13a(text)).map(str::to_owned).collect()
-        } else {
-            py_split(text).map(str::to_owned).collect()
-        }
+        if self.config.tokenize { tokenize_13a(text) } else { text.to_owned() }
     }
 
     /// Statistics of one hypothesis against its references.
@@ -162,11 +163,11 @@ impl Bleu {
         if references.is_empty() {
             return Err(Error::Empty("BLEU needs at least one reference"));
         }
-        let hyp_tokens = self.tokens(hypothesis);
-        let ref_tokens: Vec<Vec<String>> = references.iter().map(|r| self.tokens(r)).collect();
+        let hyp_text = self.tokenized(hypothesis);
+        let ref_texts: Vec<String> = references.iter().map(|r| self.tokenized(r)).collect();
         let mut ids = TokenIds::default();
-        let hyp = ids.map(&hyp_tokens);
-        let refs: Vec<Vec<u32>> = ref_tokens.iter().map(|r| ids.map(r)).collect();
+        let hyp = ids.map(py_split(&hyp_text));
+        let refs: Vec<Vec<u32>> = ref_texts.iter().map(|r| ids.map(py_split(r))).collect();
         let max = self.config.max_order;
         let mut counts = vec![0; max];
         let mut totals = vec![0; max];

@@ -21,12 +21,12 @@ pub struct TokenIds<'a> {
 
 impl<'a> TokenIds<'a> {
     /// The id sequence of `tokens`, assigning new ids as needed.
-    pub fn map(&mut self, tokens: &'a [String]) -> Vec<u32> {
+    pub fn map<S: AsRef<str> + ?Sized + 'a>(&mut self, tokens: impl IntoIterator<Item = &'a S>) -> Vec<u32> {
         tokens
-            .iter()
+            .into_iter()
             .map(|t| {
                 let next = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
-                *self.ids.entry(t.as_str()).or_insert(next)
+                *self.ids.entry(t.as_ref()).or_insert(next)
             })
             .collect()
     }

@@ -215,7 +215,7 @@ fn step1b(w: &mut Vec<char>) {
     }
 }
 
-fn step1c(w: &mut Vec<char>) {
+fn step1c(w: &mut [char]) {
     if ends_with(w, "y") {
         let n = w.len() - 1;
         if n > 1 && is_consonant(&w[..n], n - 1) {

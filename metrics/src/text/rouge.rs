@@ -124,14 +124,14 @@ impl Rouge {
 
 /// All three variants from token lists.
 pub fn score_tokens(reference: &[String], hypothesis: &[String]) -> RougeScores {
-    RougeScores { rouge1: rouge_n(reference, hypothesis, 1), rouge2: rouge_n(reference, hypothesis, 2), rouge_l: rouge_l(reference, hypothesis) }
-}
-
-/// ROUGE-N: clipped n-gram overlap.
-pub fn rouge_n(reference: &[String], hypothesis: &[String], n: usize) -> PrfScore {
     let mut ids = TokenIds::default();
     let (reference, hypothesis) = (ids.map(reference), ids.map(hypothesis));
-    let (r, h) = (NgramCounts::new(&reference, n), NgramCounts::new(&hypothesis, n));
+    RougeScores { rouge1: rouge_n(&reference, &hypothesis, 1), rouge2: rouge_n(&reference, &hypothesis, 2), rouge_l: rouge_l(&reference, &hypothesis) }
+}
+
+/// ROUGE-N: clipped n-gram overlap, over tokens or token ids.
+pub fn rouge_n<T: std::hash::Hash + Eq>(reference: &[T], hypothesis: &[T], n: usize) -> PrfScore {
+    let (r, h) = (NgramCounts::new(reference, n), NgramCounts::new(hypothesis, n));
     let overlap = f64::from(r.overlap(&h));
     PrfScore::new(overlap / f64::from(h.total().max(1)), overlap / f64::from(r.total().max(1)))
 }
@@ -140,7 +140,7 @@ pub fn rouge_n(reference: &[String], hypothesis: &[String], n: usize) -> PrfScor
 ///
 /// # Complexity
 /// O(|reference| · |hypothesis|) time, O(|hypothesis|) memory.
-pub fn rouge_l(reference: &[String], hypothesis: &[String]) -> PrfScore {
+pub fn rouge_l<T: Eq>(reference: &[T], hypothesis: &[T]) -> PrfScore {
     if reference.is_empty() || hypothesis.is_empty() {
         return PrfScore::default();
     }
@@ -148,7 +148,7 @@ pub fn rouge_l(reference: &[String], hypothesis: &[String]) -> PrfScore {
     PrfScore::new(lcs / hypothesis.len() as f64, lcs / reference.len() as f64)
 }
 
-fn lcs_length(a: &[String], b: &[String]) -> usize {
+fn lcs_length<T: Eq>(a: &[T], b: &[T]) -> usize {
     let mut prev = vec![0_usize; b.len() + 1];
     let mut cur = vec![0_usize; b.len() + 1];
     for x in a {
