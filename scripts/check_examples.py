@@ -80,4 +80,17 @@ if golden_pairs.is_file():
         if not lo < out[ours]["statistic"] < hi:
             sys.exit(f"FAILED: correlate {ours} interval does not contain the estimate")
     print("correlate: METEOR x Overall matches scipy")
+# dataset_stats on every corpus kind
+stats_runs = [("grade", root / "datasets/tests/fixtures/grade/dailydialog/toy_model", "items", 3),
+              ("jsonl", root / "datasets/tests/fixtures/user.jsonl", "items", 2)]
+if (shared / "data").is_dir():
+    d = shared / "data"
+    stats_runs += [("usr", d / "usr-personachat/pc_usr_data.json", "items", 300),
+                   ("ddpp", d / "dailydialog-plusplus/test.json", "contexts", 1142),
+                   ("diplomacy", d / "amr-diplomacy/dip-all-amr-smosher.txt", "graphs", 8882)]
+for kind, path, key, want in stats_runs:
+    out = json.loads(subprocess.run([str(examples / "dataset_stats"), kind, str(path)], capture_output=True, text=True, check=True).stdout)
+    if out[key] != want:
+        sys.exit(f"FAILED: dataset_stats {kind}: {key} = {out[key]}, expected {want}")
+print(f"dataset_stats: {len(stats_runs)} corpora counted as expected")
 print(f"examples: {checked} AMR files and {len(pairs)} Smatch runs checked")

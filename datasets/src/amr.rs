@@ -1,0 +1,201 @@
+//! AMR side files: PENMAN blocks with `# ::id` / `# ::snt` metadata (as amrlib, the AMR bank
+//! and `../shared/data/silver-amr` write them), indexed by id and by sentence text so they can
+//! be attached to dialogue turns. The PENMAN text is kept as written; parsing it belongs to
+//! `dialeval-amr-graph`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Place, Result};
+use crate::item::{DialogueItem, Turn};
+
+/// One graph of a side file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AmrBlock {
+    /// `::id`, if given.
+    pub id: Option<String>,
+    /// `::snt`, if given.
+    pub snt: Option<String>,
+    /// The graph lines (without comments), as written.
+    pub penman: String,
+    /// Where it came from.
+    pub file: PathBuf,
+    /// 1-based line of the block's first line.
+    pub line: usize,
+}
+
+impl AmrBlock {
+    /// Whether the graph is the Diplomacy placeholder `(a / amr-empty)`.
+    pub fn is_empty_placeholder(&self) -> bool {
+        self.penman.split_whitespace().collect::<String>() == "(a/amr-empty)"
+    }
+}
+
+/// The value of `::key` in a comment line (up to the next ` ::`).
+fn meta<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let tag = format!("::{key}");
+    let mut rest = line;
+    while let Some(at) = rest.find(&tag) {
+        let after = &rest[at + tag.len()..];
+        if after.is_empty() || after.starts_with([' ', '\t']) {
+            let value = after.trim_start();
+            let end = value.find(" ::").unwrap_or(value.len());
+            return Some(value[..end].trim_end());
+        }
+        rest = after;
+    }
+    None
+}
+
+/// Splits a side file into blocks at blank lines. Comment-only blocks (headers) are skipped.
+///
+/// # Errors
+/// I/O; a block with graph lines but unbalanced parentheses (named by its line).
+pub fn read_blocks(path: &Path) -> Result<Vec<AmrBlock>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let mut blocks = Vec::new();
+    let (mut id, mut snt, mut graph, mut start) = (None, None, Vec::new(), 0);
+    let mut flush = |id: &mut Option<String>, snt: &mut Option<String>, graph: &mut Vec<&str>, start: usize| -> Result<()> {
+        if !graph.is_empty() {
+            let penman = graph.join("\n");
+            let depth: i64 = penman.chars().map(|c| match c { '(' => 1, ')' => -1, _ => 0 }).sum();
+            if depth != 0 && !penman.contains('"') {
+                return Err(Error::record(path, Place::Line(start), "unbalanced parentheses in the graph"));
+            }
+            blocks.push(AmrBlock { id: id.take(), snt: snt.take(), penman, file: path.to_owned(), line: start });
+        }
+        graph.clear();
+        *id = None;
+        *snt = None;
+        Ok(())
+    };
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            flush(&mut id, &mut snt, &mut graph, start)?;
+            continue;
+        }
+        if graph.is_empty() && id.is_none() && snt.is_none() {
+            start = n + 1;
+        }
+        if line.trim_start().starts_with('#') {
+            if let Some(v) = meta(line, "id") {
+                id = Some(v.to_owned());
+            }
+            if let Some(v) = line.split_once("::snt").map(|(_, v)| v.strip_prefix(' ').unwrap_or(v)) {
+                snt = Some(v.trim_end().to_owned());
+            }
+        } else {
+            graph.push(line);
+        }
+    }
+    flush(&mut id, &mut snt, &mut graph, start)?;
+    Ok(blocks)
+}
+
+/// How many turns got a graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Coverage {
+    /// Turns and responses looked up.
+    pub turns: usize,
+    /// Of which a graph was found.
+    pub with_amr: usize,
+}
+
+/// Side-file graphs indexed by id and by sentence.
+#[derive(Debug, Clone, Default)]
+pub struct AmrIndex {
+    blocks: Vec<AmrBlock>,
+    by_id: HashMap<String, usize>,
+    by_snt: HashMap<String, usize>,
+    /// Sentences that occurred more than once (the first graph is kept).
+    pub duplicate_sentences: usize,
+}
+
+impl AmrIndex {
+    /// Reads and indexes several side files (the first graph of a repeated sentence wins).
+    ///
+    /// # Errors
+    /// As [`read_blocks`].
+    pub fn load(paths: &[PathBuf]) -> Result<Self> {
+        let mut index = Self::default();
+        for p in paths {
+            for block in read_blocks(p)? {
+                let k = index.blocks.len();
+                if let Some(id) = &block.id {
+                    index.by_id.entry(id.clone()).or_insert(k);
+                }
+                if let Some(snt) = &block.snt {
+                    match index.by_snt.entry(snt.trim().to_owned()) {
+                        std::collections::hash_map::Entry::Occupied(_) => index.duplicate_sentences += 1,
+                        std::collections::hash_map::Entry::Vacant(slot) => {
+                            slot.insert(k);
+                        }
+                    }
+                }
+                index.blocks.push(block);
+            }
+        }
+        Ok(index)
+    }
+
+    /// Number of graphs.
+    pub fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Whether there is no graph.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// All graphs in file order.
+    pub fn blocks(&self) -> &[AmrBlock] {
+        &self.blocks
+    }
+
+    /// The graph with this `::id`.
+    pub fn by_id(&self, id: &str) -> Option<&AmrBlock> {
+        self.by_id.get(id).map(|&k| &self.blocks[k])
+    }
+
+    /// The graph whose `::snt` equals `text` (both trimmed).
+    pub fn by_text(&self, text: &str) -> Option<&AmrBlock> {
+        self.by_snt.get(text.trim()).map(|&k| &self.blocks[k])
+    }
+
+    fn attach_turn(&self, turn: &mut Turn, coverage: &mut Coverage) {
+        coverage.turns += 1;
+        if let Some(b) = self.by_text(&turn.text) {
+            turn.amr = Some(b.penman.clone());
+            coverage.with_amr += 1;
+        }
+    }
+
+    /// Attaches graphs to every context turn and response, matched by sentence text.
+    pub fn attach(&self, items: &mut [DialogueItem]) -> Coverage {
+        let mut coverage = Coverage::default();
+        for item in items {
+            for t in &mut item.context {
+                self.attach_turn(t, &mut coverage);
+            }
+            if let Some(r) = &mut item.response {
+                self.attach_turn(r, &mut coverage);
+            }
+        }
+        coverage
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_values() {
+        assert_eq!(meta("# ::id dip_1.2 ::date 2022", "id"), Some("dip_1.2"));
+        assert_eq!(meta("# ::idx 3 ::id a", "id"), Some("a"));
+        assert_eq!(meta("# ::snt hi", "id"), None);
+    }
+}

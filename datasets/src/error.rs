@@ -1,0 +1,80 @@
+//! The crate's error type: every error names the file and the place in it.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Where in a file something went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// A whole file.
+    File,
+    /// A 1-based line (JSONL, text files).
+    Line(usize),
+    /// A JSON path such as `[12].responses[3].Natural`.
+    Json(String),
+    /// A JSON path within a line of a JSONL file.
+    LineJson(usize, String),
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::File => Ok(()),
+            Self::Line(l) => write!(f, ":{l}"),
+            Self::Json(p) => write!(f, " at {p}"),
+            Self::LineJson(l, p) => write!(f, ":{l} at {p}"),
+        }
+    }
+}
+
+/// Everything that can go wrong in `dialeval-datasets`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file (or line) is not valid JSON.
+    #[error("{}{place}: invalid JSON: {source}", path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The line, for JSONL.
+        place: Place,
+        /// The parser's message (with its own line and column).
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A record is malformed: a missing field, a wrong type, an out-of-range value.
+    #[error("{}{place}: {problem}", path.display())]
+    Record {
+        /// The file.
+        path: PathBuf,
+        /// Where in the file.
+        place: Place,
+        /// What was wrong.
+        problem: String,
+    },
+    /// A setting is invalid.
+    #[error("invalid setting: {0}")]
+    Config(String),
+}
+
+impl Error {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        Self::Io { path: path.to_owned(), source }
+    }
+
+    pub(crate) fn record(path: &Path, place: Place, problem: impl Into<String>) -> Self {
+        Self::Record { path: path.to_owned(), place, problem: problem.into() }
+    }
+}

@@ -1,0 +1,159 @@
+//! Every loader on its real files in `../shared/data`, with the counts of each SOURCE.md, and
+//! the builders' determinism.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use dialeval_datasets::amr::{AmrIndex, read_blocks};
+use dialeval_datasets::pairs::{DdppPairConfig, DiplomacyPairConfig, PairKind, ddpp_pairs, diplomacy_pairs};
+use dialeval_datasets::{Corpus, Criterion, ddpp, fed, topical, usr};
+use dialeval_testkit::shared_dir;
+
+fn data() -> Option<PathBuf> {
+    shared_dir().map(|s| s.join("data"))
+}
+
+#[test]
+fn usr_personachat_has_300_rated_responses() {
+    let Some(data) = data() else { return };
+    let items = usr::load(&data.join("usr-personachat/pc_usr_data.json")).unwrap();
+    assert_eq!(items.len(), 300);
+    let mut systems: HashMap<&str, usize> = HashMap::new();
+    for it in &items {
+        *systems.entry(it.system.as_deref().unwrap()).or_default() += 1;
+        assert_eq!(it.annotators.len(), 3);
+        for c in Criterion::ALL {
+            assert_eq!(it.rating(c).unwrap().scores.len(), 3, "{c}");
+        }
+        assert_eq!(it.references.len(), usize::from(it.system.as_deref() != Some(usr::GROUND_TRUTH)));
+        assert!(it.knowledge.as_deref().unwrap().starts_with("your persona:"));
+    }
+    assert_eq!(systems.len(), 5);
+    assert!(systems.values().all(|&n| n == 60));
+    // The golden vectors' human means: pair 0 is context 0's KV-MemNN response.
+    let first = items.iter().find(|i| i.system.as_deref() == Some("KV-MemNN")).unwrap();
+    assert_eq!(first.quality("Maintains Context").unwrap().scores, [Some(1.0); 3]);
+    assert_eq!(first.references, ["ha ha i'm so shy"]);
+}
+
+#[test]
+fn fed_has_375_turns_and_125_dialogues_with_missing_values() {
+    let Some(data) = data() else { return };
+    let f = fed::load(&data.join("fed/fed_data.json")).unwrap();
+    assert_eq!((f.turns.len(), f.dialogues.len()), (375, 125));
+    let mut systems: HashMap<String, usize> = HashMap::new();
+    for it in f.turns.iter().chain(&f.dialogues) {
+        *systems.entry(it.system.clone().unwrap()).or_default() += 1;
+        assert!(it.ratings.iter().all(|r| r.scores.len() == 5));
+    }
+    assert_eq!(systems["Mitsuku"], 176);
+    assert_eq!(systems["Human"], 164);
+    assert_eq!(systems["Meena"], 160);
+    assert!(f.turns.iter().all(|t| t.corpus == Corpus::FedTurn && t.response.is_some() && t.rating(Criterion::Naturalness).is_some()));
+    assert!(f.dialogues.iter().all(|t| t.response.is_none() && t.rating(Criterion::Coherence).is_some()));
+    let missing: usize = f.dialogues.iter().flat_map(|d| &d.ratings).map(|r| r.scores.iter().filter(|s| s.is_none()).count()).sum();
+    assert!(missing > 0, "FED's N/A scores must be missing values");
+    assert_eq!(f.turns[0].context[0].speaker.as_deref(), Some("User"));
+}
+
+#[test]
+fn dailydialog_plusplus_counts_and_exclusions() {
+    let Some(data) = data() else { return };
+    let dir = data.join("dailydialog-plusplus");
+    let dev = ddpp::load(&dir.join("dev.json")).unwrap();
+    let test = ddpp::load(&dir.join("test.json")).unwrap();
+    let positives = ddpp::load(&dir.join("data_positives.json")).unwrap();
+    assert_eq!((dev.len(), test.len(), positives.len()), (1028, 1142, 7641));
+    for c in dev.iter().chain(&test) {
+        assert_eq!((c.positives.len(), c.random_negatives.len(), c.adversarial_negatives.len()), (5, 5, 5), "context {}", c.id);
+    }
+    assert!(positives.iter().all(|c| c.positives.len() == 5 && c.random_negatives.is_empty()));
+    let exclude = ddpp::ExcludeList::load(&dir.join("overlap_exclude_ids.tsv")).unwrap();
+    assert_eq!(exclude.len(), 1157);
+    assert_eq!((exclude.count_for("dev.json"), exclude.count_for("test.json"), exclude.count_for("data_positives.json")), (88, 140, 929));
+
+    let config = DdppPairConfig { sampled_negatives: 2, seed: 11, ..DdppPairConfig::default() };
+    let (pairs, excluded) = ddpp_pairs(&dev, "dev.json", Some(&exclude), &config).unwrap();
+    assert_eq!(excluded, 88);
+    assert_eq!(pairs.len(), (1028 - 88) * 17);
+    assert_eq!(pairs.iter().filter(|p| p.kind == PairKind::Positive).count(), (1028 - 88) * 5);
+    let (again, _) = ddpp_pairs(&dev, "dev.json", Some(&exclude), &config).unwrap();
+    assert_eq!(pairs, again, "same seed, same pairs");
+    let (other, _) = ddpp_pairs(&dev, "dev.json", Some(&exclude), &DdppPairConfig { seed: 12, ..config }).unwrap();
+    assert_ne!(pairs, other);
+    // A sampled negative never comes from the context itself.
+    for p in pairs.iter().filter(|p| p.kind == PairKind::SampledNegative) {
+        let own = dev.iter().find(|c| p.id.starts_with(&format!("dev.json#{}/", c.id))).unwrap();
+        assert!(!own.positives.contains(&p.response) || dev.iter().filter(|c| c.positives.contains(&p.response)).count() > 1);
+    }
+}
+
+#[test]
+fn topical_chat_rare_splits_and_knowledge() {
+    let Some(data) = data() else { return };
+    let dir = data.join("topical-chat");
+    let wiki = topical::load_wiki(&dir.join("wiki.json")).unwrap();
+    assert_eq!((wiki.shortened.len(), wiki.summarized.len()), (261, 255));
+    for (split, turns) in [("valid_rare", 11_692), ("test_rare", 11_770)] {
+        let convs = topical::load_conversations(&dir.join(format!("conversations/{split}.json"))).unwrap();
+        assert_eq!(convs.len(), 539);
+        assert_eq!(convs.iter().map(|c| c.turns.len()).sum::<usize>(), turns);
+        let sets = topical::load_reading_sets(&dir.join(format!("reading_sets/pre-build/{split}.json"))).unwrap();
+        assert_eq!(sets.len(), 539);
+        let items = topical::to_items(&convs, &sets, &wiki);
+        assert_eq!(items.len(), turns - 539);
+        let grounded = items.iter().filter(|i| i.knowledge.is_some()).count();
+        assert!(grounded > items.len() / 3, "{grounded} of {} items carry Wikipedia knowledge", items.len());
+    }
+}
+
+#[test]
+fn silver_amr_covers_every_usr_utterance() {
+    let Some(data) = data() else { return };
+    let mut items = usr::load(&data.join("usr-personachat/pc_usr_data.json")).unwrap();
+    let index = AmrIndex::load(&[data.join("silver-amr/usr-personachat.silver.amr.txt")]).unwrap();
+    assert_eq!(index.len(), 771);
+    let coverage = index.attach(&mut items);
+    assert_eq!(coverage.with_amr, coverage.turns, "every USR turn and response has a silver graph");
+    assert!(items[0].response.as_ref().unwrap().amr.as_deref().unwrap().starts_with('('));
+}
+
+#[test]
+fn silver_amr_covers_the_listed_dailydialog_contexts() {
+    let Some(data) = data() else { return };
+    let silver = data.join("silver-amr");
+    let files: Vec<PathBuf> = ["dailydialog-plusplus-dev200", "dailydialog-plusplus-dev-more300", "dailydialog-plusplus-test100", "usr-personachat"]
+        .iter()
+        .map(|f| silver.join(format!("{f}.silver.amr.txt")))
+        .collect();
+    let index = AmrIndex::load(&files).unwrap();
+    assert_eq!(index.len(), 3117 + 3728 + 1581 + 771);
+    let dev = ddpp::load(&data.join("dailydialog-plusplus/dev.json")).unwrap();
+    let ids: Vec<u64> = serde_json::from_str(&std::fs::read_to_string(silver.join("dailydialog-plusplus-dev200.context-ids.json")).unwrap()).unwrap();
+    assert_eq!(ids.len(), 200);
+    for id in ids {
+        let c = dev.iter().find(|c| c.id == id).unwrap();
+        for text in c.context.iter().rev().take(2).chain(&c.positives).chain(&c.random_negatives).chain(&c.adversarial_negatives) {
+            assert!(index.by_text(text).is_some(), "context {id}: no silver graph for {text:?}");
+        }
+    }
+}
+
+#[test]
+fn diplomacy_pairs_carry_gold_graphs_and_are_seeded() {
+    let Some(data) = data() else { return };
+    let blocks = read_blocks(&data.join("amr-diplomacy/dip-all-amr-smosher.txt")).unwrap();
+    assert_eq!(blocks.len(), 8882);
+    assert_eq!(blocks.iter().filter(|b| b.is_empty_placeholder()).count(), 4412);
+    let config = DiplomacyPairConfig { history: 2, negatives: 1, drop_empty: true, seed: 5 };
+    let (pairs, skipped) = diplomacy_pairs(&blocks, &config).unwrap();
+    assert_eq!(skipped, 0);
+    assert!(pairs.len() > 1000);
+    assert!(pairs.iter().all(|p| p.response_amr.is_some() && p.context_amr.iter().all(Option::is_some) && p.context.len() <= 2));
+    assert!(pairs.iter().all(|p| !p.response_amr.as_deref().unwrap().contains("amr-empty")));
+    assert_eq!(pairs.iter().filter(|p| p.label() == 1).count(), pairs.iter().filter(|p| p.label() == 0).count());
+    assert_eq!(pairs, diplomacy_pairs(&blocks, &config).unwrap().0);
+    let (all, _) = diplomacy_pairs(&blocks, &DiplomacyPairConfig { drop_empty: false, ..config }).unwrap();
+    assert!(all.len() > pairs.len());
+}
