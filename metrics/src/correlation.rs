@@ -202,23 +202,45 @@ pub fn pearson(x: &[f64], y: &[f64]) -> Result<Correlation> {
     Ok(Correlation { statistic: r, pvalue, n, undefined: None })
 }
 
-/// r computed as scipy 1.17 does: centre, scale by the largest deviation, normalise, dot;
-/// sums are numpy's pairwise sums, computed without temporary arrays.
+/// r as scipy 1.17 defines it (centre, scale by the largest deviation, normalise, dot), computed
+/// in three passes: means, largest deviations, then the three scaled sums of products at once.
+/// All sums are numpy-style pairwise sums.
 fn pearson_r(x: &[f64], y: &[f64]) -> f64 {
     let n = x.len();
     let (mx, my) = (pairwise_sum(x) / n as f64, pairwise_sum(y) / n as f64);
-    let max_dev = |v: &[f64], m: f64| v.iter().fold(0.0_f64, |acc, a| acc.max((a - m).abs()));
-    let (ax, ay) = (max_dev(x, mx), max_dev(y, my));
-    let scaled_norm = |v: &[f64], m: f64, a: f64| {
-        a * pairwise_sum_by(n, |i| {
-            let d = (v[i] - m) / a;
-            d * d
-        })
-        .sqrt()
-    };
-    let (norm_x, norm_y) = (scaled_norm(x, mx, ax), scaled_norm(y, my, ay));
-    let r = pairwise_sum_by(n, |i| ((x[i] - mx) / norm_x) * ((y[i] - my) / norm_y));
-    r.clamp(-1.0, 1.0)
+    let (ax, ay) = x.iter().zip(y).fold((0.0_f64, 0.0_f64), |(ax, ay), (a, b)| (ax.max((a - mx).abs()), ay.max((b - my).abs())));
+    let (ix, iy) = (1.0 / ax, 1.0 / ay);
+    let [sxx, syy, sxy] = pairwise_sums(n, |i| {
+        let (dx, dy) = ((x[i] - mx) * ix, (y[i] - my) * iy);
+        [dx * dx, dy * dy, dx * dy]
+    });
+    (sxy / (sxx.sqrt() * syy.sqrt())).clamp(-1.0, 1.0)
+}
+
+/// Pairwise sums of several series at once (same blocking as [`pairwise_sum_by`]).
+fn pairwise_sums<const K: usize>(n: usize, f: impl Fn(usize) -> [f64; K] + Copy) -> [f64; K] {
+    fn add<const K: usize>(a: [f64; K], b: [f64; K]) -> [f64; K] {
+        let mut out = a;
+        for (o, v) in out.iter_mut().zip(b) {
+            *o += v;
+        }
+        out
+    }
+    fn go<const K: usize>(start: usize, n: usize, f: impl Fn(usize) -> [f64; K] + Copy) -> [f64; K] {
+        if n <= 128 {
+            let mut acc = [[0.0; K]; 8];
+            for i in 0..n {
+                acc[i % 8] = add(acc[i % 8], f(start + i));
+            }
+            let q = |a: usize, b: usize| add(acc[a], acc[b]);
+            add(add(q(0, 1), q(2, 3)), add(q(4, 5), q(6, 7)))
+        } else {
+            let mut n2 = n / 2;
+            n2 -= n2 % 8;
+            add(go(start, n2, f), go(start + n2, n - n2, f))
+        }
+    }
+    go(0, n, f)
 }
 
 /// numpy's pairwise summation (`pairwise_sum` in `numpy/_core/src/umath/loops_utils.h.src`),
@@ -354,8 +376,11 @@ fn corrcoef(x: &[f64], y: &[f64]) -> f64 {
     let len = x.len();
     let n = len as f64;
     let (mx, my) = (pairwise_sum(x) / n, pairwise_sum(y) / n);
-    let cov = |a: &[f64], ma: f64, b: &[f64], mb: f64| pairwise_sum_by(len, |i| (a[i] - ma) * (b[i] - mb)) / (n - 1.0);
-    let (cxy, cxx, cyy) = (cov(x, mx, y, my), cov(x, mx, x, mx), cov(y, my, y, my));
+    let [cxy, cxx, cyy] = pairwise_sums(len, |i| {
+        let (dx, dy) = (x[i] - mx, y[i] - my);
+        [dx * dy, dx * dx, dy * dy]
+    });
+    // numpy divides each by n − 1; the ratio is the same.
     (cxy / cxx.sqrt() / cyy.sqrt()).clamp(-1.0, 1.0)
 }
 
