@@ -24,6 +24,7 @@ use std::ops::{Add, AddAssign};
 
 use compact_str::CompactString;
 use rustc_hash::FxHashMap;
+use dialeval_common::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -331,23 +332,6 @@ impl Smatch {
     /// Syntax errors or a duplicate variable in either graph.
     pub fn score_str(&self, test: &str, gold: &str) -> Result<SmatchScore> {
         Ok(self.score(&SmatchTriples::parse(test)?, &SmatchTriples::parse(gold)?))
-    }
-}
-
-/// Small, fast, seedable generator (SplitMix64).
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
     }
 }
 

@@ -29,7 +29,7 @@ struct Tally {
     optimal: SmatchScore,
 }
 
-fn check(rows: &[Value], smatch: &Smatch) -> Tally {
+fn check(rows: &[Value], smatch: &Smatch, per_pair_lower_bound: bool) -> Tally {
     let mut t = Tally { pairs: 0, at_optimum: 0, below_seed0: 0, corpus: SmatchScore::default(), optimal: SmatchScore::default() };
     for row in rows {
         let i = &row["pair_index"];
@@ -42,10 +42,12 @@ fn check(rows: &[Value], smatch: &Smatch) -> Tally {
         let optimum = field(row, "smatch_optimal", "match");
         let min_match = row["stability"]["min_match"].as_u64().unwrap_or(0) as usize;
         assert!(score.matched <= optimum, "pair {i}: {} above the optimum {optimum}", score.matched);
-        assert!(score.matched >= min_match, "pair {i}: {} below every smatch run ({min_match})", score.matched);
+        if per_pair_lower_bound {
+            assert!(score.matched >= min_match, "pair {i}: {} below every smatch run ({min_match})", score.matched);
+        }
         let stable = row["stability"]["stable"].as_bool() == Some(true)
             && row["stability"]["hill_climbing_best_equals_optimal"].as_bool() == Some(true);
-        if stable {
+        if stable && per_pair_lower_bound {
             assert_eq!(score.matched, optimum, "pair {i}: smatch always finds the optimum here");
         }
         if row.get("identity_pair").and_then(Value::as_bool) == Some(true) {
@@ -65,12 +67,12 @@ fn random_pairs_match_smatch() {
     let Some(shared) = dialeval_testkit::shared_dir() else { return };
     let rows = dialeval_testkit::read_jsonl(&shared.join("golden/little_prince_smatch_random_pairs.jsonl"));
     assert_eq!(rows.len(), 210);
-    let t = check(&rows[..200], &Smatch::default());
+    let t = check(&rows[..200], &Smatch::default(), true);
     eprintln!("random pairs: {}/{} at the exact optimum, {} below smatch seed 0", t.at_optimum, t.pairs, t.below_seed0);
     assert_eq!(t.below_seed0, 0);
     assert!((t.corpus.f1() - t.optimal.f1()).abs() <= 0.001, "corpus F1 {} vs optimum {}", t.corpus.f1(), t.optimal.f1());
     assert!((t.optimal.f1() - 0.19486271036315322).abs() < 1e-12);
-    let identity = check(&rows[200..], &Smatch::default());
+    let identity = check(&rows[200..], &Smatch::default(), true);
     assert_eq!(identity.at_optimum, 10);
 }
 
@@ -78,10 +80,16 @@ fn random_pairs_match_smatch() {
 fn smatch_default_restarts_also_stay_within_smatch_range() {
     let Some(shared) = dialeval_testkit::shared_dir() else { return };
     let rows = dialeval_testkit::read_jsonl(&shared.join("golden/little_prince_smatch_random_pairs.jsonl"));
-    // smatch's own budget: smart init + 4 random restarts.
-    let smatch = Smatch::new(SmatchConfig { restarts: 4, seed: 7 }).unwrap_or_default();
-    let t = check(&rows, &smatch);
-    assert!((t.corpus.f1() - t.optimal.f1()).abs() <= 0.003);
+    // smatch's own budget (smart init + 4 random restarts) is a hill climb like smatch's: any
+    // single pair may land below smatch's worst run, so only the golden README's corpus
+    // tolerance (corpus F1 within about 0.003 of smatch's seed-0 corpus F1 on the 200 random
+    // pairs, little_prince_smatch_summary.json) and the optimum's upper bound are checked.
+    const SMATCH_SEED0_CORPUS_F1: f64 = 0.19309123117803367;
+    for seed in [0, 7, 42] {
+        let smatch = Smatch::new(SmatchConfig { restarts: 4, seed }).unwrap_or_default();
+        let t = check(&rows[..200], &smatch, false);
+        assert!((t.corpus.f1() - SMATCH_SEED0_CORPUS_F1).abs() <= 0.003, "seed {seed}: {}", t.corpus.f1());
+    }
 }
 
 #[test]
@@ -89,7 +97,7 @@ fn v16_vs_v30_pairs_match_smatch() {
     let Some(shared) = dialeval_testkit::shared_dir() else { return };
     let rows = dialeval_testkit::read_jsonl(&shared.join("golden/little_prince_smatch_v16_vs_v30.jsonl"));
     assert_eq!(rows.len(), 1562);
-    let t = check(&rows, &Smatch::default());
+    let t = check(&rows, &Smatch::default(), true);
     eprintln!("v1.6 vs v3.0: {}/{} at the exact optimum", t.at_optimum, t.pairs);
     assert_eq!(t.below_seed0, 0);
     assert_eq!(t.corpus, SmatchScore { matched: 22486, test_triples: 23220, gold_triples: 23491 });

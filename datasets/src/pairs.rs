@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+pub use dialeval_common::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 use crate::amr::AmrBlock;
@@ -78,26 +79,6 @@ pub struct DdppPairConfig {
 impl Default for DdppPairConfig {
     fn default() -> Self {
         Self { random_negatives: true, adversarial_negatives: true, sampled_negatives: 0, max_context_turns: None, seed: 0 }
-    }
-}
-
-/// SplitMix64: small, fast, seedable; identical streams on every platform.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
     }
 }
 
@@ -184,7 +165,7 @@ pub fn split_of(id: &str, ratios: [f64; 3], seed: u64) -> Result<Split> {
     for b in id.bytes() {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
-    let u = (SplitMix64(h ^ seed).next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let u = SplitMix64(h ^ seed).unit();
     Ok(if u < ratios[0] {
         Split::Train
     } else if u < ratios[0] + ratios[1] {

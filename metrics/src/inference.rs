@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use dialeval_common::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 use crate::correlation::{Correlation, CorrelationKind, correlate};
@@ -144,23 +145,6 @@ fn percentile_linear(sorted: &[f64], q: f64) -> f64 {
     let hi = (lo + 1).min(sorted.len() - 1);
     let frac = pos - lo as f64;
     sorted[lo] + (sorted[hi] - sorted[lo]) * frac
-}
-
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (Lemire's multiply-shift; bias below 2^-32 for n < 2^32).
-    fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
-    }
 }
 
 /// Result of [`williams_test`].

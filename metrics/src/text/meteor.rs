@@ -123,10 +123,7 @@ impl Meteor {
 
     /// nltk's `_enum_wordnetsyn_match`.
     fn match_synonyms(&self, hyp: Enum, refs: Enum) -> Result<Stage> {
-        let mut positions: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
-        for (j, (_, w)) in refs.iter().enumerate() {
-            positions.entry(w.as_str()).or_default().push(j);
-        }
+        let mut positions = positions(&refs);
         let mut word_match = Vec::new();
         let (mut hyp_done, mut ref_done) = (vec![false; hyp.len()], vec![false; refs.len()]);
         for i in (0..hyp.len()).rev() {
@@ -152,6 +149,15 @@ impl Meteor {
     }
 }
 
+/// Reference positions of each word, ascending (nltk's `ref_positions`).
+fn positions(refs: &Enum) -> FxHashMap<&str, Vec<usize>> {
+    let mut positions: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+    for (j, (_, w)) in refs.iter().enumerate() {
+        positions.entry(w.as_str()).or_default().push(j);
+    }
+    positions
+}
+
 fn keep(list: Enum, done: &[bool]) -> Enum {
     list.into_iter().zip(done).filter(|(_, d)| !**d).map(|(p, _)| p).collect()
 }
@@ -159,10 +165,7 @@ fn keep(list: Enum, done: &[bool]) -> Enum {
 /// nltk's `_match_enums`: right to left, each hypothesis word takes the right-most free
 /// reference position holding the same word.
 fn match_exact(hyp: Enum, refs: Enum) -> Stage {
-    let mut positions: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
-    for (j, (_, w)) in refs.iter().enumerate() {
-        positions.entry(w.as_str()).or_default().push(j);
-    }
+    let mut positions = positions(&refs);
     let mut word_match = Vec::new();
     let (mut hyp_done, mut ref_done) = (vec![false; hyp.len()], vec![false; refs.len()]);
     for i in (0..hyp.len()).rev() {
