@@ -1,0 +1,368 @@
+//! The AMR-gated dual encoder of the AMR-enhanced evaluator
+//! (`../shared/papers/amr-llm-dialogue-evaluation.txt`, "SLM"):
+//!
+//! - [`TextEncoder`]: a Transformer encoder over `[CLS] context [SEP] response [SEP]` with token,
+//!   position and segment embeddings; `H_S` is the `[CLS]` output;
+//! - [`GraphEncoder`]: a Graph Transformer (Zhu et al. 2019, structure-aware self-attention): the
+//!   relation path between every node pair, embedded as the mean of its label embeddings, is
+//!   added to the attention keys and values in every layer; context and response graphs share it;
+//!   `H_A` is a projection of the two mean-pooled graphs;
+//! - [`Slm`]: the gate `g = σ(W_G[H_S; H_A] + b_G)`, `Ĥ = g ⊙ H_S + (1 − g) ⊙ H_A`, a linear layer
+//!   and softmax giving `P(positive)`; plus the loss: cross-entropy and the contrastive term.
+
+use burn::nn::loss::CrossEntropyLoss;
+use burn::nn::transformer::{TransformerEncoder, TransformerEncoderConfig, TransformerEncoderInput};
+use burn::nn::{Embedding, EmbeddingConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
+use burn::prelude::*;
+use burn::tensor::activation::{log_softmax, sigmoid, softmax};
+use serde::{Deserialize, Serialize};
+
+/// Which encoders feed the classifier (the paper's model and its ablations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Text and graph, fused by the gate.
+    Gated,
+    /// Text encoder only.
+    TextOnly,
+    /// Graph encoder only.
+    GraphOnly,
+}
+
+/// Settings of the text encoder.
+#[derive(Config, Debug)]
+pub struct TextEncoderConfig {
+    /// Token vocabulary size.
+    pub vocab_size: usize,
+    /// Model width.
+    #[config(default = 128)]
+    pub d_model: usize,
+    /// Feed-forward width.
+    #[config(default = 256)]
+    pub d_ff: usize,
+    /// Attention heads.
+    #[config(default = 4)]
+    pub n_heads: usize,
+    /// Layers.
+    #[config(default = 2)]
+    pub n_layers: usize,
+    /// Longest input in tokens.
+    #[config(default = 128)]
+    pub max_len: usize,
+    /// Dropout.
+    #[config(default = 0.1)]
+    pub dropout: f64,
+}
+
+/// The text encoder.
+#[derive(Module, Debug)]
+pub struct TextEncoder {
+    tokens: Embedding,
+    positions: Embedding,
+    segments: Embedding,
+    encoder: TransformerEncoder,
+    norm: LayerNorm,
+}
+
+impl TextEncoderConfig {
+    /// Builds the encoder on `device`.
+    pub fn init(&self, device: &Device) -> TextEncoder {
+        TextEncoder {
+            tokens: EmbeddingConfig::new(self.vocab_size, self.d_model).init(device),
+            positions: EmbeddingConfig::new(self.max_len, self.d_model).init(device),
+            segments: EmbeddingConfig::new(2, self.d_model).init(device),
+            encoder: TransformerEncoderConfig::new(self.d_model, self.d_ff, self.n_heads, self.n_layers).with_dropout(self.dropout).init(device),
+            norm: LayerNormConfig::new(self.d_model).init(device),
+        }
+    }
+}
+
+impl TextEncoder {
+    /// `H_S`, the `[CLS]` (first position) output.
+    ///
+    /// # Shapes
+    /// - `tokens`, `segments`: `[batch, seq]` (seq ≤ `max_len`)
+    /// - `pad`: `[batch, seq]`, true at padding
+    /// - output: `[batch, d_model]`
+    pub fn forward(&self, tokens: Tensor<2, Int>, segments: Tensor<2, Int>, pad: Tensor<2, Bool>) -> Tensor<2> {
+        let [batch, seq] = tokens.dims();
+        let device = tokens.device();
+        let positions = Tensor::<1, Int>::arange(0..seq as i64, &device).reshape([1, seq]).repeat_dim(0, batch);
+        let x = self.tokens.forward(tokens) + self.positions.forward(positions) + self.segments.forward(segments);
+        let x = self.encoder.forward(TransformerEncoderInput::new(self.norm.forward(x)).mask_pad(pad));
+        let [_, _, d_model] = x.dims();
+        x.slice([0..batch, 0..1, 0..d_model]).reshape([batch, d_model])
+    }
+}
+
+/// Settings of the graph encoder.
+#[derive(Config, Debug)]
+pub struct GraphEncoderConfig {
+    /// Concept vocabulary size.
+    pub concept_vocab: usize,
+    /// Path-label vocabulary size.
+    pub label_vocab: usize,
+    /// Model width.
+    #[config(default = 128)]
+    pub d_model: usize,
+    /// Attention heads.
+    #[config(default = 4)]
+    pub n_heads: usize,
+    /// Layers.
+    #[config(default = 2)]
+    pub n_layers: usize,
+}
+
+/// One structure-aware self-attention layer with a feed-forward block.
+#[derive(Module, Debug)]
+pub struct GraphLayer {
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    rel_key: Linear,
+    rel_value: Linear,
+    output: Linear,
+    ff_in: Linear,
+    ff_out: Linear,
+    norm1: LayerNorm,
+    norm2: LayerNorm,
+    n_heads: usize,
+}
+
+/// The Graph Transformer.
+#[derive(Module, Debug)]
+pub struct GraphEncoder {
+    concepts: Embedding,
+    labels: Embedding,
+    layers: Vec<GraphLayer>,
+}
+
+impl GraphEncoderConfig {
+    /// Builds the encoder on `device`.
+    pub fn init(&self, device: &Device) -> GraphEncoder {
+        let d = self.d_model;
+        let layers = (0..self.n_layers)
+            .map(|_| GraphLayer {
+                query: LinearConfig::new(d, d).init(device),
+                key: LinearConfig::new(d, d).init(device),
+                value: LinearConfig::new(d, d).init(device),
+                rel_key: LinearConfig::new(d, d).init(device),
+                rel_value: LinearConfig::new(d, d).init(device),
+                output: LinearConfig::new(d, d).init(device),
+                ff_in: LinearConfig::new(d, 2 * d).init(device),
+                ff_out: LinearConfig::new(2 * d, d).init(device),
+                norm1: LayerNormConfig::new(d).init(device),
+                norm2: LayerNormConfig::new(d).init(device),
+                n_heads: self.n_heads,
+            })
+            .collect();
+        GraphEncoder { concepts: EmbeddingConfig::new(self.concept_vocab, d).init(device), labels: EmbeddingConfig::new(self.label_vocab, d).init(device), layers }
+    }
+}
+
+/// A padded batch of graphs.
+#[derive(Debug, Clone)]
+pub struct GraphBatch {
+    /// Concept ids, `[batch, nodes]` (0 = padding).
+    pub concepts: Tensor<2, Int>,
+    /// Path-label ids, `[batch, nodes, nodes, path_len]` (0 = padding).
+    pub paths: Tensor<4, Int>,
+    /// True at padding nodes, `[batch, nodes]`.
+    pub pad: Tensor<2, Bool>,
+}
+
+impl GraphLayer {
+    /// # Shapes
+    /// - `x`: `[batch, nodes, d]`, `rel`: `[batch, nodes, nodes, d]`, `pad`: `[batch, nodes]`
+    /// - output: `[batch, nodes, d]`
+    fn forward(&self, x: Tensor<3>, rel: Tensor<4>, pad: Tensor<2, Bool>) -> Tensor<3> {
+        let [batch, nodes, d] = x.dims();
+        let (h, dh) = (self.n_heads, d / self.n_heads);
+        let heads = |t: Tensor<3>| t.reshape([batch, nodes, h, dh]).swap_dims(1, 2); // [b, h, n, dh]
+        let rel_heads = |t: Tensor<4>| t.reshape([batch, nodes, nodes, h, dh]).permute([0, 3, 1, 2, 4]); // [b, h, n, n, dh]
+        let q = heads(self.query.forward(x.clone()));
+        let k = heads(self.key.forward(x.clone()));
+        let v = heads(self.value.forward(x.clone()));
+        let rk = rel_heads(self.rel_key.forward(rel.clone()));
+        let rv = rel_heads(self.rel_value.forward(rel));
+        // e_ij = q_i · (k_j + r_ij) / √dh
+        let keys = k.unsqueeze_dim::<5>(2) + rk; // [b, h, n, n, dh]
+        let logits = (q.unsqueeze_dim::<5>(3) * keys).sum_dim(4).reshape([batch, h, nodes, nodes]).div_scalar((dh as f64).sqrt());
+        let key_pad = pad.reshape([batch, 1, 1, nodes]).repeat_dim(1, h).repeat_dim(2, nodes);
+        let attn = softmax(logits.mask_fill(key_pad, -1.0e4), 3); // [b, h, n, n]
+        // z_i = Σ_j α_ij (v_j + r_ij)
+        let values = v.unsqueeze_dim::<5>(2) + rv; // [b, h, n, n, dh]
+        let z = (attn.unsqueeze_dim::<5>(4) * values).sum_dim(3).reshape([batch, h, nodes, dh]);
+        let z = z.swap_dims(1, 2).reshape([batch, nodes, d]);
+        let x = self.norm1.forward(x + self.output.forward(z));
+        let ff = self.ff_out.forward(burn::tensor::activation::gelu(self.ff_in.forward(x.clone())));
+        self.norm2.forward(x + ff)
+    }
+}
+
+impl GraphEncoder {
+    /// Mean-pooled node states of each graph.
+    ///
+    /// # Shapes
+    /// - output: `[batch, d_model]`
+    pub fn forward(&self, g: GraphBatch) -> Tensor<2> {
+        let [batch, nodes] = g.concepts.dims();
+        let [_, _, _, path_len] = g.paths.dims();
+        let mut x = self.concepts.forward(g.concepts);
+        let [_, _, d] = x.dims();
+        // Relation embedding: mean of the path's label embeddings (padding labels excluded).
+        let flat = g.paths.clone().reshape([batch * nodes * nodes, path_len]);
+        let label_mask = g.paths.not_equal_elem(0).float().reshape([batch * nodes * nodes, path_len, 1]);
+        let summed = (self.labels.forward(flat) * label_mask.clone()).sum_dim(1).reshape([batch, nodes, nodes, d]);
+        let counts = label_mask.sum_dim(1).reshape([batch, nodes, nodes, 1]).clamp_min(1.0);
+        let rel = summed / counts;
+        for layer in &self.layers {
+            x = layer.forward(x, rel.clone(), g.pad.clone());
+        }
+        let keep = g.pad.bool_not().float().reshape([batch, nodes, 1]);
+        let total = (x * keep.clone()).sum_dim(1).reshape([batch, d]);
+        total / keep.sum_dim(1).reshape([batch, 1]).clamp_min(1.0)
+    }
+}
+
+/// Settings of the whole model.
+#[derive(Config, Debug)]
+pub struct SlmConfig {
+    /// Text encoder.
+    pub text: TextEncoderConfig,
+    /// Graph encoder (its `d_model` must equal the text encoder's).
+    pub graph: GraphEncoderConfig,
+    /// Temperature of the contrastive term.
+    #[config(default = 0.1)]
+    pub temperature: f64,
+    /// Weight of the contrastive term in the loss.
+    #[config(default = 0.5)]
+    pub contrastive_weight: f64,
+}
+
+/// The SLM.
+#[derive(Module, Debug)]
+pub struct Slm {
+    text: TextEncoder,
+    graph: GraphEncoder,
+    graph_proj: Linear,
+    gate: Linear,
+    classifier: Linear,
+    temperature: f64,
+    contrastive_weight: f64,
+}
+
+impl SlmConfig {
+    /// Builds the model on `device`.
+    pub fn init(&self, device: &Device) -> Slm {
+        let d = self.text.d_model;
+        Slm {
+            text: self.text.init(device),
+            graph: self.graph.init(device),
+            graph_proj: LinearConfig::new(2 * d, d).init(device),
+            gate: LinearConfig::new(2 * d, d).init(device),
+            classifier: LinearConfig::new(d, 2).init(device),
+            temperature: self.temperature,
+            contrastive_weight: self.contrastive_weight,
+        }
+    }
+}
+
+/// A training or scoring batch.
+#[derive(Debug, Clone)]
+pub struct SlmBatch {
+    /// `[batch, seq]` token ids.
+    pub tokens: Tensor<2, Int>,
+    /// `[batch, seq]` 0 for context, 1 for response.
+    pub segments: Tensor<2, Int>,
+    /// `[batch, seq]` true at padding.
+    pub pad: Tensor<2, Bool>,
+    /// Context graphs (all context turns merged into one graph input).
+    pub context_graph: GraphBatch,
+    /// Response graphs.
+    pub response_graph: GraphBatch,
+    /// `[batch]` 1 for a good continuation, 0 for a negative.
+    pub labels: Tensor<1, Int>,
+}
+
+/// What a forward pass gives.
+#[derive(Debug, Clone)]
+pub struct SlmOutput {
+    /// `[batch, 2]` class logits.
+    pub logits: Tensor<2>,
+    /// `[batch, d]` sentence representation `H_S`.
+    pub sentence: Tensor<2>,
+    /// `[batch, d]` graph representation `H_A`.
+    pub graph: Tensor<2>,
+}
+
+impl Slm {
+    /// Logits and both representations.
+    pub fn forward(&self, batch: &SlmBatch, mode: Mode) -> SlmOutput {
+        let sentence = self.text.forward(batch.tokens.clone(), batch.segments.clone(), batch.pad.clone());
+        let graph = self.graph_proj.forward(Tensor::cat(
+            vec![self.graph.forward(batch.context_graph.clone()), self.graph.forward(batch.response_graph.clone())],
+            1,
+        ));
+        let fused = match mode {
+            Mode::TextOnly => sentence.clone(),
+            Mode::GraphOnly => graph.clone(),
+            Mode::Gated => {
+                let g = sigmoid(self.gate.forward(Tensor::cat(vec![sentence.clone(), graph.clone()], 1)));
+                g.clone() * sentence.clone() + (g.neg() + 1.0) * graph.clone()
+            }
+        };
+        SlmOutput { logits: self.classifier.forward(fused), sentence, graph }
+    }
+
+    /// `P(positive)` per item, `[batch]`.
+    pub fn probability(&self, batch: &SlmBatch, mode: Mode) -> Tensor<1> {
+        let [b, _] = batch.tokens.dims();
+        softmax(self.forward(batch, mode).logits, 1).slice([0..b, 1..2]).reshape([b])
+    }
+
+    /// Cross-entropy plus `contrastive_weight` × the contrastive term (when both encoders run).
+    pub fn loss(&self, batch: &SlmBatch, mode: Mode) -> (Tensor<1>, SlmOutput) {
+        let out = self.forward(batch, mode);
+        let ce = CrossEntropyLoss::new(None, &out.logits.device()).forward(out.logits.clone(), batch.labels.clone());
+        let loss = if mode == Mode::Gated && self.contrastive_weight > 0.0 {
+            ce + contrastive_loss(out.sentence.clone(), out.graph.clone(), batch.labels.clone(), self.temperature).mul_scalar(self.contrastive_weight)
+        } else {
+            ce
+        };
+        (loss, out)
+    }
+}
+
+/// The contrastive term: cosine similarities between every sentence and every graph
+/// representation of the batch, divided by `temperature`; each positive pair's own graph must
+/// win the softmax over the batch (multiple-negatives ranking loss, Henderson et al. 2017), so
+/// positives are pulled together and pushed away from the other items' graphs. Items labelled
+/// negative only serve as competitors. 0 when the batch has no positive.
+///
+/// # Shapes
+/// - `sentence`, `graph`: `[batch, d]`; `labels`: `[batch]`; output: `[1]`
+pub fn contrastive_loss(sentence: Tensor<2>, graph: Tensor<2>, labels: Tensor<1, Int>, temperature: f64) -> Tensor<1> {
+    let [batch, _] = sentence.dims();
+    let unit = |t: Tensor<2>| {
+        let norm = t.clone().powf_scalar(2.0).sum_dim(1).sqrt().clamp_min(1e-8);
+        t / norm
+    };
+    let sim = unit(sentence).matmul(unit(graph).transpose()).div_scalar(temperature); // [b, b]
+    let log_probs = log_softmax(sim, 1);
+    let device = log_probs.device();
+    let eye = Tensor::<2>::eye(batch, &device);
+    let diagonal = (log_probs * eye).sum_dim(1).reshape([batch]); // log p(own graph)
+    let positive = labels.equal_elem(1).float();
+    let count = positive.clone().sum().clamp_min(1.0);
+    (diagonal * positive).sum().neg() / count
+}
+
+impl Slm {
+    /// Sum of absolute gradients reaching the text encoder's token embedding and the graph
+    /// encoder's concept embedding: how a test shows that a loss trains both encoders.
+    pub fn embedding_grad_norms(&self, grads: &burn::optim::GradientsParams) -> (f32, f32) {
+        let norm = |g: Option<Tensor<2>>| g.map_or(0.0, |t| t.abs().sum().into_scalar::<f32>());
+        (norm(grads.get::<2>(self.text.tokens.weight.id)), norm(grads.get::<2>(self.graph.concepts.weight.id)))
+    }
+}

@@ -1,0 +1,56 @@
+//! Training end to end on Diplomacy pairs with gold AMR (from `../shared`): a run killed after
+//! one epoch and resumed reaches exactly the state of an uninterrupted run, and the scorer loads
+//! the best checkpoint.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
+use burn::prelude::*;
+use dialeval_datasets::amr::read_blocks;
+use dialeval_datasets::pairs::{DiplomacyPairConfig, TrainingPair, diplomacy_pairs};
+use dialeval_slm_model::model::Mode;
+use dialeval_slm_model::train::{EpochLog, Scorer, TrainConfig, train};
+
+fn pairs() -> Option<(Vec<TrainingPair>, Vec<TrainingPair>)> {
+    let shared = dialeval_testkit::shared_dir()?;
+    let blocks = read_blocks(&shared.join("data/amr-diplomacy/dip-all-amr-smosher.txt")).unwrap();
+    let (pairs, _) = diplomacy_pairs(&blocks, &DiplomacyPairConfig { history: 1, negatives: 1, drop_empty: true, seed: 3 }).unwrap();
+    let train_pairs = pairs[..96].to_vec();
+    let dev_pairs = pairs[96..144].to_vec();
+    Some((train_pairs, dev_pairs))
+}
+
+fn config(epochs: usize) -> TrainConfig {
+    TrainConfig { mode: Mode::Gated, epochs, batch_size: 16, lr: 2e-3, patience: 5, seed: 9, d_model: 16, layers: 1, max_len: 48, max_nodes: 24, max_path: 3, ..TrainConfig::default() }
+}
+
+fn dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("dialeval-slm-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn resumed_training_equals_an_uninterrupted_run() {
+    let Some((train_pairs, dev_pairs)) = pairs() else { return };
+    let whole = dir("whole");
+    let full: Vec<EpochLog> = train(&train_pairs, &dev_pairs, &config(2), &whole, &|_, _, _| {}).unwrap();
+    assert_eq!(full.len(), 2);
+
+    let split = dir("split");
+    let first = train(&train_pairs, &dev_pairs, &config(1), &split, &|_, _, _| {}).unwrap();
+    let rest = train(&train_pairs, &dev_pairs, &config(2), &split, &|_, _, _| {}).unwrap();
+    assert_eq!(rest.len(), 1, "only the missing epoch runs");
+    for (a, b) in full.iter().zip(first.iter().chain(&rest)) {
+        assert_eq!(a.epoch, b.epoch);
+        assert!((a.train_loss - b.train_loss).abs() < 1e-6, "epoch {}: {} vs {}\n{full:?}\n{first:?}\n{rest:?}", a.epoch, a.train_loss, b.train_loss);
+        assert!((a.dev_auc - b.dev_auc).abs() < 1e-9);
+    }
+    let log = std::fs::read_to_string(split.join("log.jsonl")).unwrap();
+    assert_eq!(log.lines().count(), 2);
+
+    let scorer = Scorer::load(&whole, Device::flex()).unwrap();
+    let scores = scorer.score(&dev_pairs[..8]);
+    assert_eq!(scores.len(), 8);
+    assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)));
+    let _ = std::fs::remove_dir_all(whole);
+    let _ = std::fs::remove_dir_all(split);
+}
