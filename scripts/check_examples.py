@@ -93,4 +93,16 @@ for kind, path, key, want in stats_runs:
     if out[key] != want:
         sys.exit(f"FAILED: dataset_stats {kind}: {key} = {out[key]}, expected {want}")
 print(f"dataset_stats: {len(stats_runs)} corpora counted as expected")
+# train_slm (a small Diplomacy run with gold AMR) and score_slm on the JSONL fixture
+if (shared / "data/amr-diplomacy").is_dir():
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        logs = run(examples / "train_slm", "--data", "diplomacy", "--out", tmp, "--epochs", "1", "--limit", "200",
+                   "--d-model", "16", "--layers", "1", "--shared", shared)
+        if len(logs) != 1 or not 0.0 <= logs[0]["dev_auc"] <= 1.0:
+            sys.exit(f"FAILED: train_slm log {logs}")
+        scores = run(examples / "score_slm", tmp, root / "datasets/tests/fixtures/user.jsonl")
+        if len(scores) != 2 or not all(0.0 <= s["score"] <= 1.0 for s in scores):
+            sys.exit(f"FAILED: score_slm {scores}")
+    print("train_slm / score_slm: trained one epoch and scored the fixture")
 print(f"examples: {checked} AMR files and {len(pairs)} Smatch runs checked")

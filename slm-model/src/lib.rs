@@ -7,9 +7,13 @@
 //! Backends are runtime devices: `Device::flex()` (CPU, the default and what the tests use) or,
 //! with the `wgpu` feature, a GPU device; modules carry no backend type.
 //!
-//! Status: the model, its loss and a seeded training step exist and are tested on flex; the
-//! data pipeline (tokenizer, AMR batching), the training loop with checkpoints and the wgpu tests
-//! are the next steps (see the issue tracker).
+//! - [`data`]: a word tokenizer fitted on the training text, amr-graph's concept sequences and
+//!   relation-path matrices (context turns merged block-diagonally), padded batches;
+//! - [`train`]: Adam with clipping, decay on plateau, early stopping on dev ROC AUC, a checkpoint
+//!   every epoch from which a restarted run continues exactly, a JSONL log; [`train::Scorer`].
+//!
+//! Not yet: the WordPiece tokenizer of the `tokenizers` crate, the `wgpu` tests on lavapipe,
+//! criterion benches.
 
 pub mod data;
 mod error;

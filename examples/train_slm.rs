@@ -1,0 +1,104 @@
+//! Trains the SLM (AMR-gated dual encoder) on CPU.
+//!
+//! ```text
+//! cargo run --release --example train_slm -- --data ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only]
+//!     [--epochs 5] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
+//! ```
+//! - `ddpp`: DailyDialog++ dev (training, 10% of contexts held out as dev by a seeded split of
+//!   context ids) honouring `overlap_exclude_ids.tsv`, text only unless silver AMR is found for
+//!   the utterances (`silver-amr/*.silver.amr.txt` is attached by sentence text).
+//! - `diplomacy`: Diplomacy messages with gold AMR, previous message → next message, random
+//!   negatives from other conversations; split by conversation id.
+//!
+//! Killed and restarted with the same `--out`, it resumes from the last finished epoch.
+//! The log is `DIR/log.jsonl`; the best model is `DIR/best`, scored by `score_slm`.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use dialeval_datasets::amr::{AmrIndex, read_blocks};
+use dialeval_datasets::ddpp::{self, ExcludeList};
+use dialeval_datasets::pairs::{DdppPairConfig, DiplomacyPairConfig, Split, TrainingPair, ddpp_pairs, diplomacy_pairs, split_of};
+use dialeval_slm_model::model::Mode;
+use dialeval_slm_model::train::{TrainConfig, train};
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("train_slm: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let mut opts: HashMap<String, String> = HashMap::new();
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let key = flag.strip_prefix("--").ok_or_else(|| format!("unexpected argument {flag:?}"))?.to_owned();
+        opts.insert(key, it.next().ok_or_else(|| format!("{flag} needs a value"))?);
+    }
+    let get = |k: &str, d: &str| opts.get(k).cloned().unwrap_or_else(|| d.to_owned());
+    let shared = PathBuf::from(get("shared", "../shared"));
+    let out = PathBuf::from(opts.get("out").ok_or("--out DIR is required")?);
+    let mode: Mode = serde_json::from_value(serde_json::Value::String(get("mode", "gated")))?;
+    let seed: u64 = get("seed", "0").parse()?;
+    let limit: usize = get("limit", "0").parse()?;
+    let (mut train_pairs, mut dev_pairs): (Vec<TrainingPair>, Vec<TrainingPair>) = (Vec::new(), Vec::new());
+    match get("data", "ddpp").as_str() {
+        "ddpp" => {
+            let dir = shared.join("data/dailydialog-plusplus");
+            let contexts = ddpp::load(&dir.join("dev.json"))?;
+            let exclude = ExcludeList::load(&dir.join("overlap_exclude_ids.tsv"))?;
+            let (pairs, excluded) = ddpp_pairs(&contexts, "dev.json", Some(&exclude), &DdppPairConfig { max_context_turns: Some(2), seed, ..DdppPairConfig::default() })?;
+            eprintln!("train_slm: {} pairs from {} contexts ({excluded} excluded)", pairs.len(), contexts.len());
+            let silver: Vec<PathBuf> = std::fs::read_dir(shared.join("data/silver-amr")).map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(".silver.amr.txt")).collect()).unwrap_or_default();
+            let index = AmrIndex::load(&silver)?;
+            for mut p in pairs {
+                p.context_amr = p.context.iter().map(|t| index.by_text(t).map(|b| b.penman.clone())).collect();
+                p.response_amr = index.by_text(&p.response).map(|b| b.penman.clone());
+                let context_id = p.id.split('/').next().unwrap_or_default().to_owned();
+                if split_of(&context_id, [0.9, 0.1, 0.0], seed)? == Split::Train { train_pairs.push(p) } else { dev_pairs.push(p) }
+            }
+        }
+        "diplomacy" => {
+            let blocks = read_blocks(&shared.join("data/amr-diplomacy/dip-all-amr-smosher.txt"))?;
+            let (pairs, _) = diplomacy_pairs(&blocks, &DiplomacyPairConfig { seed, ..DiplomacyPairConfig::default() })?;
+            for p in pairs {
+                let conversation = p.id.rsplit_once('.').map_or(p.id.clone(), |(c, _)| c.to_owned());
+                if split_of(&conversation, [0.85, 0.15, 0.0], seed)? == Split::Train { train_pairs.push(p) } else { dev_pairs.push(p) }
+            }
+        }
+        other => return Err(format!("unknown --data {other:?} (ddpp, diplomacy)").into()),
+    }
+    if limit > 0 {
+        train_pairs.truncate(limit);
+        dev_pairs.truncate(limit / 4 + 1);
+    }
+    let with_amr = train_pairs.iter().filter(|p| p.response_amr.is_some()).count();
+    eprintln!("train_slm: {} training pairs ({with_amr} with response AMR), {} dev pairs", train_pairs.len(), dev_pairs.len());
+    let config = TrainConfig {
+        mode,
+        epochs: get("epochs", "5").parse()?,
+        batch_size: get("batch", "16").parse()?,
+        lr: get("lr", "0.001").parse()?,
+        seed,
+        d_model: get("d-model", "64").parse()?,
+        layers: get("layers", "2").parse()?,
+        ..TrainConfig::default()
+    };
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(indicatif::ProgressStyle::with_template("epoch {msg} {bar:40} {pos}/{len} steps, eta {eta}").unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()));
+    let logs = train(&train_pairs, &dev_pairs, &config, &out, &|epoch, step, steps| {
+        bar.set_message(epoch.to_string());
+        bar.set_length(steps as u64);
+        bar.set_position(step as u64);
+    })?;
+    bar.finish_and_clear();
+    for l in logs {
+        println!("{}", serde_json::to_string(&l)?);
+    }
+    Ok(())
+}
