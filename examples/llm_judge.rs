@@ -23,22 +23,11 @@ use dialeval_llm_prompt::{CachedClient, Judge, JudgeConfig, OpenAiClient, OpenAi
 use serde_json::{Value, json};
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("llm_judge: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    dialeval_examples::finish("llm_judge", run())
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let mut opts: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let key = flag.strip_prefix("--").ok_or_else(|| format!("unexpected argument {flag:?}"))?.to_owned();
-        opts.insert(key, it.next().ok_or_else(|| format!("{flag} needs a value"))?);
-    }
+    let opts = dialeval_examples::flags(std::env::args().skip(1))?;
     let get = |k: &str, default: &str| opts.get(k).cloned().unwrap_or_else(|| default.to_owned());
     let input = opts.get("input").ok_or("--input ITEMS.jsonl is required")?;
     let variant: Variant = get("variant", "full").parse()?;

@@ -21,13 +21,7 @@ use dialeval_amr_graph::{Error, ParseErrorKind};
 use serde_json::json;
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(msg) => {
-            eprintln!("smatch: {msg}");
-            ExitCode::FAILURE
-        }
-    }
+    dialeval_examples::finish("smatch", run().map_err(Into::into))
 }
 
 fn run() -> Result<(), String> {

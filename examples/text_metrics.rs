@@ -22,13 +22,7 @@ use dialeval_metrics::text::wordnet::WordNet;
 use serde_json::{Value, json};
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("text_metrics: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    dialeval_examples::finish("text_metrics", run())
 }
 
 fn references(v: &Value) -> Result<Vec<String>, String> {

@@ -13,7 +13,6 @@
 //! Killed and restarted with the same `--out`, it resumes from the last finished epoch.
 //! The log is `DIR/log.jsonl`; the best model is `DIR/best`, scored by `score_slm`.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -24,22 +23,11 @@ use dialeval_slm_model::model::Mode;
 use dialeval_slm_model::train::{TrainConfig, train};
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("train_slm: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    dialeval_examples::finish("train_slm", run())
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let mut opts: HashMap<String, String> = HashMap::new();
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let key = flag.strip_prefix("--").ok_or_else(|| format!("unexpected argument {flag:?}"))?.to_owned();
-        opts.insert(key, it.next().ok_or_else(|| format!("{flag} needs a value"))?);
-    }
+    let opts = dialeval_examples::flags(std::env::args().skip(1))?;
     let get = |k: &str, d: &str| opts.get(k).cloned().unwrap_or_else(|| d.to_owned());
     let shared = PathBuf::from(get("shared", "../shared"));
     let out = PathBuf::from(opts.get("out").ok_or("--out DIR is required")?);

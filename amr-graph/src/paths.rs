@@ -391,7 +391,7 @@ impl Vocab {
         self.tokens.len()
     }
 
-    /// Whether the vocabulary holds only nothing (never true: `<pad>` and `<unk>` are always there).
+    /// Always false: `<pad>` and `<unk>` are always present.
     pub fn is_empty(&self) -> bool {
         self.tokens.is_empty()
     }
