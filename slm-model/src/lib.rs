@@ -12,8 +12,8 @@
 //! - [`train`]: Adam with clipping, decay on plateau, early stopping on dev ROC AUC, a checkpoint
 //!   every epoch from which a restarted run continues exactly, a JSONL log; [`train::Scorer`].
 //!
-//! Not yet: the WordPiece tokenizer of the `tokenizers` crate, the `wgpu` tests on lavapipe,
-//! criterion benches.
+//! Not yet: the WordPiece tokenizer of the `tokenizers` crate and the `wgpu` tests on lavapipe.
+//! Benches: `cargo bench -p dialeval-benches --bench slm`.
 
 pub mod data;
 mod error;
