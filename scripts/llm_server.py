@@ -39,6 +39,9 @@ params = xlc.CommonParams()
 params.model.path = args.model or find_model()
 params.n_ctx = args.ctx
 params.n_parallel = 1
+# Reusing a cached prompt prefix evaluates the last tokens in a different batch shape, which can
+# flip a near-tie at temperature 0: compute every request from scratch so answers repeat.
+params.cache_prompt = False
 params.cpuparams.n_threads = 1
 params.cpuparams_batch.n_threads = 1
 params.hostnames = ["127.0.0.1"]

@@ -61,6 +61,9 @@ fn all_criteria_and_variants_render_from_real_usr_items() {
     }
 }
 
+/// The live tests share one single-slot server: run them one at a time.
+static SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn live_url() -> Option<String> {
     match std::env::var("DIALEVAL_LLM_URL") {
         Ok(u) if !u.is_empty() => Some(u),
@@ -96,6 +99,7 @@ impl<C: ChatClient> ChatClient for Counting<C> {
 
 #[test]
 fn live_parse_and_logprob_scoring_respect_their_invariants() {
+    let _serial = SERVER.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let (Some(url), Some(inputs)) = (live_url(), usr_inputs(2)) else { return };
     let judge = Judge::new(live_client(&url), Templates::builtin().unwrap(), small_prompts());
     let (mut tokens, mut millis, mut calls) = (0_u64, 0.0, 0);
@@ -125,6 +129,7 @@ fn live_parse_and_logprob_scoring_respect_their_invariants() {
 
 #[test]
 fn live_logprobs_are_log_probabilities_and_temperature_zero_repeats() {
+    let _serial = SERVER.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let Some(url) = live_url() else { return };
     let client = live_client(&url);
     let request = ChatRequest {
@@ -148,6 +153,7 @@ fn live_logprobs_are_log_probabilities_and_temperature_zero_repeats() {
 
 #[test]
 fn live_batch_resumes_from_the_cache_without_repeating_calls() {
+    let _serial = SERVER.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let (Some(url), Some(inputs)) = (live_url(), usr_inputs(4)) else { return };
     let dir = std::env::temp_dir().join(format!("dialeval-live-cache-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
