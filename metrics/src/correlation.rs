@@ -217,32 +217,6 @@ fn pearson_r(x: &[f64], y: &[f64]) -> f64 {
     (sxy / (sxx.sqrt() * syy.sqrt())).clamp(-1.0, 1.0)
 }
 
-/// Pairwise sums of several series at once (same blocking as [`pairwise_sum_by`]).
-fn pairwise_sums<const K: usize>(n: usize, f: impl Fn(usize) -> [f64; K] + Copy) -> [f64; K] {
-    fn add<const K: usize>(a: [f64; K], b: [f64; K]) -> [f64; K] {
-        let mut out = a;
-        for (o, v) in out.iter_mut().zip(b) {
-            *o += v;
-        }
-        out
-    }
-    fn go<const K: usize>(start: usize, n: usize, f: impl Fn(usize) -> [f64; K] + Copy) -> [f64; K] {
-        if n <= 128 {
-            let mut acc = [[0.0; K]; 8];
-            for i in 0..n {
-                acc[i % 8] = add(acc[i % 8], f(start + i));
-            }
-            let q = |a: usize, b: usize| add(acc[a], acc[b]);
-            add(add(q(0, 1), q(2, 3)), add(q(4, 5), q(6, 7)))
-        } else {
-            let mut n2 = n / 2;
-            n2 -= n2 % 8;
-            add(go(start, n2, f), go(start + n2, n - n2, f))
-        }
-    }
-    go(0, n, f)
-}
-
 /// numpy's pairwise summation (`pairwise_sum` in `numpy/_core/src/umath/loops_utils.h.src`),
 /// so means agree with `np.mean` to the last bit.
 pub(crate) fn pairwise_sum(a: &[f64]) -> f64 {
@@ -251,30 +225,39 @@ pub(crate) fn pairwise_sum(a: &[f64]) -> f64 {
 
 /// [`pairwise_sum`] of `f(0), …, f(n − 1)` without materialising them.
 pub(crate) fn pairwise_sum_by(n: usize, f: impl Fn(usize) -> f64 + Copy) -> f64 {
-    fn go(start: usize, n: usize, f: impl Fn(usize) -> f64 + Copy) -> f64 {
+    pairwise_sums(n, |i| [f(i)])[0]
+}
+
+/// numpy's pairwise summation of several series at once, without materialising them: below 8
+/// terms a plain running sum, up to 128 eight interleaved accumulators, above that two halves.
+fn pairwise_sums<const K: usize>(n: usize, f: impl Fn(usize) -> [f64; K] + Copy) -> [f64; K] {
+    fn add<const K: usize>(mut a: [f64; K], b: [f64; K]) -> [f64; K] {
+        for (o, v) in a.iter_mut().zip(b) {
+            *o += v;
+        }
+        a
+    }
+    fn go<const K: usize>(start: usize, n: usize, f: impl Fn(usize) -> [f64; K] + Copy) -> [f64; K] {
         if n < 8 {
-            (start..start + n).fold(0.0, |s, i| s + f(i))
+            (start..start + n).fold([0.0; K], |s, i| add(s, f(i)))
         } else if n <= 128 {
-            let mut r = [0.0; 8];
-            for (j, slot) in r.iter_mut().enumerate() {
-                *slot = f(start + j);
-            }
+            let mut r: [[f64; K]; 8] = std::array::from_fn(|j| f(start + j));
             let mut i = 8;
             while i < n - n % 8 {
                 for (j, slot) in r.iter_mut().enumerate() {
-                    *slot += f(start + i + j);
+                    *slot = add(*slot, f(start + i + j));
                 }
                 i += 8;
             }
-            let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+            let mut res = add(add(add(r[0], r[1]), add(r[2], r[3])), add(add(r[4], r[5]), add(r[6], r[7])));
             for k in i..n {
-                res += f(start + k);
+                res = add(res, f(start + k));
             }
             res
         } else {
             let mut n2 = n / 2;
             n2 -= n2 % 8;
-            go(start, n2, f) + go(start + n2, n - n2, f)
+            add(go(start, n2, f), go(start + n2, n - n2, f))
         }
     }
     go(0, n, f)

@@ -20,9 +20,9 @@ pub fn beta_inc(a: f64, b: f64, x: f64, y: f64) -> f64 {
     }
     let ln_front = a * x.ln() + b * y.ln() - ln_beta(a, b);
     if x < (a + 1.0) / (a + b + 2.0) {
-        ln_front.exp() * continued_fraction(a, b, x, y) / a
+        ln_front.exp() * continued_fraction(a, b, x) / a
     } else {
-        1.0 - ln_front.exp() * continued_fraction(b, a, y, x) / b
+        1.0 - ln_front.exp() * continued_fraction(b, a, y) / b
     }
 }
 
@@ -32,52 +32,38 @@ fn ln_beta(a: f64, b: f64) -> f64 {
 }
 
 /// Continued fraction for `I_x(a, b)`, modified Lentz.
-fn continued_fraction(a: f64, b: f64, x: f64, y: f64) -> f64 {
-    const TINY: f64 = 1e-300;
+fn continued_fraction(a: f64, b: f64, x: f64) -> f64 {
     const EPS: f64 = 1e-16;
     let qab = a + b;
     let qap = a + 1.0;
     let qam = a - 1.0;
     let mut c = 1.0;
-    // `1 - qab * x / qap`, written with y to keep precision when x is near 1.
-    let mut d = 1.0 - qab * x / qap;
-    let _ = y;
-    if d.abs() < TINY {
-        d = TINY;
-    }
-    d = 1.0 / d;
+    let mut d = guard(1.0 - qab * x / qap).recip();
     let mut h = d;
     for m in 1..=10_000 {
         let m = f64::from(m);
         let m2 = 2.0 * m;
-        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        h *= d * c;
-        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        let del = d * c;
+        h *= lentz_step(m * (b - m) * x / ((qam + m2) * (a + m2)), &mut c, &mut d);
+        let del = lentz_step(-(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)), &mut c, &mut d);
         h *= del;
         if (del - 1.0).abs() < EPS {
             break;
         }
     }
     h
+}
+
+/// Keeps a Lentz denominator away from zero.
+fn guard(v: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    if v.abs() < TINY { TINY } else { v }
+}
+
+/// One modified-Lentz update with coefficient `aa`; returns the factor `c·d` for `h`.
+fn lentz_step(aa: f64, c: &mut f64, d: &mut f64) -> f64 {
+    *d = guard(1.0 + aa * *d).recip();
+    *c = guard(1.0 + aa / *c);
+    *c * *d
 }
 
 /// Upper tail of Student's t with `df` degrees of freedom, `P(T > t)` (scipy's
