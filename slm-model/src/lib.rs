@@ -15,6 +15,7 @@
 //! Not yet: the WordPiece tokenizer of the `tokenizers` crate and the `wgpu` tests on lavapipe.
 //! Benches: `cargo bench -p dialeval-benches --bench slm`.
 
+pub mod bert;
 pub mod data;
 mod error;
 pub mod model;

