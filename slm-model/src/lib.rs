@@ -19,6 +19,7 @@ pub mod bert;
 pub mod data;
 mod error;
 pub mod model;
+pub mod ruber;
 pub mod train;
 
 pub use error::{Error, Result};

@@ -116,18 +116,18 @@ fn model_config(f: &Featurizer, c: &TrainConfig) -> SlmConfig {
     )
 }
 
-fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
+pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, serde_json::to_string_pretty(value).unwrap_or_default()).map_err(|e| Error::io(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
-fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> {
+pub(crate) fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     serde_json::from_str(&text).map_err(|e| Error::Format(format!("{}: {e}", path.display())))
 }
 
-fn record_error(path: &Path, e: impl std::fmt::Display) -> Error {
+pub(crate) fn record_error(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Format(format!("{}: {e}", path.display()))
 }
 

@@ -1,0 +1,615 @@
+//! BERT-RUBER's unreferenced metric (`../shared/papers/bert-ruber-contextualized-embeddings.txt`)
+//! over its whole design space:
+//!
+//! - **embeddings**: frozen contextual token states of a [`PretrainedEncoder`] (BERT/MiniLM), or
+//!   a trainable static word-embedding table over the same word pieces (the word2vec row);
+//! - **representation**: max or mean pooling over the tokens, or a Bi-GRU whose two final states
+//!   (each read at the sentence's own last token, so padding never enters) are concatenated;
+//! - **objective**: cross-entropy of a two-way classifier, or RUBER's ranking loss
+//!   `max(0, Δ − s(q, r⁺) + s(q, r⁻))`, the score being `σ(s)`. Deviation: the margin is applied
+//!   to the head's output before the sigmoid; on sigmoid scores the heads saturated within an
+//!   epoch and stopped learning (dev AUC ≈ 0.5 for Bi-GRU in `tests/ruber.rs`);
+//!
+//! then RUBER's head: `[q; qᵀMr; r]` through an MLP with hidden sizes 256, 512, 128 and tanh.
+//! Training uses (query, positive, negative) triples from negative sampling, Adam, decay on
+//! plateau, early stopping on dev ROC AUC, and a checkpoint every epoch from which it resumes
+//! exactly (as [`crate::train`]). Frozen token states come from an [`EmbeddingCache`], so the
+//! encoder runs once per distinct sentence, across runs too.
+//!
+//! The referenced score (cosine of pooled embeddings) and the hybrids live in the metrics crate
+//! (`referenced_score`, `min_max_normalize`, `hybrid`) and take the encoder through its traits.
+
+use std::collections::HashMap;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use burn::grad_clipping::GradientClippingConfig;
+use burn::module::{Param, ParamId};
+use burn::nn::gru::{Gru, GruConfig};
+use burn::nn::loss::CrossEntropyLoss;
+use burn::nn::{Embedding, EmbeddingConfig, Linear, LinearConfig};
+use burn::optim::{AdamConfig, GradientsParams};
+use burn::prelude::*;
+use burn::store::ModuleRecord;
+use burn::tensor::TensorData;
+use burn::tensor::activation::sigmoid;
+use dialeval_common::SplitMix64;
+use serde::{Deserialize, Serialize};
+
+use crate::bert::PretrainedEncoder;
+use crate::error::{Error, Result};
+use crate::train::{read_json, record_error, roc_auc, write_json};
+
+/// Where token vectors come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Embeddings {
+    /// Frozen contextual states of the pretrained encoder.
+    Bert,
+    /// A trainable static table over the encoder's word pieces.
+    Static,
+}
+
+/// How token vectors become one sentence vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Representation {
+    /// Element-wise maximum.
+    MaxPool,
+    /// Mean.
+    MeanPool,
+    /// Final states of a bidirectional GRU.
+    BiGru,
+}
+
+/// The training objective.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Objective {
+    /// Two-way classifier with cross-entropy; the score is `P(related)`.
+    CrossEntropy,
+    /// RUBER's margin ranking loss (on the head's output; the score is its sigmoid).
+    Ranking,
+}
+
+/// Settings of the unreferenced model and its training.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuberConfig {
+    /// Token vectors.
+    pub embeddings: Embeddings,
+    /// Sentence encoder.
+    pub representation: Representation,
+    /// Loss.
+    pub objective: Objective,
+    /// Width of the static table.
+    pub static_dim: usize,
+    /// Hidden size of each GRU direction.
+    pub gru_hidden: usize,
+    /// Margin Δ of the ranking loss.
+    pub margin: f64,
+    /// Tokens kept per sentence (from the start).
+    pub max_tokens: usize,
+    /// Epochs at most.
+    pub epochs: usize,
+    /// Triples per step.
+    pub batch_size: usize,
+    /// Adam learning rate.
+    pub lr: f64,
+    /// Factor applied to the rate after an epoch without dev improvement.
+    pub lr_decay: f64,
+    /// Epochs without improvement before stopping.
+    pub patience: usize,
+    /// Seed of initialisation and shuffling.
+    pub seed: u64,
+}
+
+impl Default for RuberConfig {
+    fn default() -> Self {
+        Self {
+            embeddings: Embeddings::Bert,
+            representation: Representation::MaxPool,
+            objective: Objective::CrossEntropy,
+            static_dim: 128,
+            gru_hidden: 128,
+            margin: 0.5,
+            max_tokens: 64,
+            epochs: 10,
+            batch_size: 64,
+            lr: 1e-3,
+            lr_decay: 0.5,
+            patience: 3,
+            seed: 0,
+        }
+    }
+}
+
+/// A query with a good and a sampled bad response.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Triple {
+    /// The query (context).
+    pub query: String,
+    /// A relevant response.
+    pub positive: String,
+    /// A negative response.
+    pub negative: String,
+}
+
+/// One sentence's word pieces and frozen token states.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachedText {
+    /// Token ids (`[CLS]` … `[SEP]`).
+    pub ids: Vec<u32>,
+    /// `ids.len() × dim` states, stored as f16.
+    pub states: Vec<half::f16>,
+}
+
+/// An append-only file of token states keyed by text. A record is written only whole, and a
+/// torn last record (a killed run) is ignored on open, so no finished sentence is lost.
+///
+/// Record layout (little endian): `u32` text length, text bytes, `u32` token count, `u32` dim,
+/// the ids as `u32`, the states as f16.
+#[derive(Debug)]
+pub struct EmbeddingCache {
+    path: PathBuf,
+    dim: usize,
+    entries: HashMap<String, CachedText>,
+}
+
+impl EmbeddingCache {
+    /// Opens (or starts) the cache at `path` for vectors of width `dim`.
+    ///
+    /// # Errors
+    /// [`Error::Io`]; [`Error::Format`] when a whole record has another width.
+    pub fn open(path: &Path, dim: usize) -> Result<Self> {
+        let mut cache = Self { path: path.to_owned(), dim, entries: HashMap::new() };
+        let Ok(file) = std::fs::File::open(path) else { return Ok(cache) };
+        let mut reader = BufReader::new(file);
+        let mut valid = 0_u64;
+        while let Some((text, entry, size)) = read_record(&mut reader) {
+            if entry.states.len() != entry.ids.len() * dim {
+                return Err(Error::Format(format!("{}: record {} has width {} (expected {dim})", path.display(), cache.entries.len() + 1, entry.states.len() / entry.ids.len().max(1))));
+            }
+            cache.entries.insert(text, entry);
+            valid += size;
+        }
+        let file = std::fs::OpenOptions::new().write(true).open(path).map_err(|e| Error::io(path, e))?;
+        file.set_len(valid).map_err(|e| Error::io(path, e))?; // drop a torn tail
+        Ok(cache)
+    }
+
+    /// Cached sentences.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entry of `text`.
+    pub fn get(&self, text: &str) -> Option<&CachedText> {
+        self.entries.get(text)
+    }
+
+    /// Adds token states computed elsewhere (another encoder of the same width) and appends them
+    /// to the file.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `states` is not `ids.len() × dim`; [`Error::Io`].
+    pub fn insert(&mut self, text: &str, entry: CachedText) -> Result<()> {
+        if entry.states.len() != entry.ids.len() * self.dim {
+            return Err(Error::Config(format!("{text:?}: {} states for {} tokens of width {}", entry.states.len(), entry.ids.len(), self.dim)));
+        }
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path).map_err(|e| Error::io(&self.path, e))?;
+        let mut writer = BufWriter::new(file);
+        write_record(&mut writer, text, &entry, self.dim).and_then(|()| writer.flush()).map_err(|e| Error::io(&self.path, e))?;
+        self.entries.insert(text.to_owned(), entry);
+        Ok(())
+    }
+
+    /// Encodes the texts not yet cached (256 at a time, appending each chunk to the file) and
+    /// calls `progress(done, total)`.
+    ///
+    /// # Errors
+    /// Encoder failures; [`Error::Config`] when the encoder's width differs from the cache's.
+    pub fn fill(&mut self, encoder: &PretrainedEncoder, texts: &[&str], progress: &dyn Fn(usize, usize)) -> Result<()> {
+        if encoder.hidden_size() != self.dim {
+            return Err(Error::Config(format!("{}: cache width {} but encoder width {}", self.path.display(), self.dim, encoder.hidden_size())));
+        }
+        let mut missing: Vec<&str> = texts.iter().copied().filter(|t| !self.entries.contains_key(*t)).collect();
+        missing.sort_unstable();
+        missing.dedup();
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path).map_err(|e| Error::io(&self.path, e))?;
+        let mut writer = BufWriter::new(file);
+        for (k, chunk) in missing.chunks(256).enumerate() {
+            for (text, encoded) in chunk.iter().zip(encoder.encode(chunk)?) {
+                let entry = CachedText { ids: encoded.ids, states: encoded.states.iter().flatten().map(|&v| half::f16::from_f32(v)).collect() };
+                write_record(&mut writer, text, &entry, self.dim).map_err(|e| Error::io(&self.path, e))?;
+                self.entries.insert((*text).to_owned(), entry);
+            }
+            writer.flush().map_err(|e| Error::io(&self.path, e))?;
+            progress((k * 256 + chunk.len()).min(missing.len()), missing.len());
+        }
+        Ok(())
+    }
+}
+
+fn read_u32(r: &mut impl Read) -> Option<u32> {
+    let mut b = [0_u8; 4];
+    r.read_exact(&mut b).ok()?;
+    Some(u32::from_le_bytes(b))
+}
+
+fn read_record(r: &mut impl Read) -> Option<(String, CachedText, u64)> {
+    let len = read_u32(r)? as usize;
+    let mut text = vec![0_u8; len];
+    r.read_exact(&mut text).ok()?;
+    let n = read_u32(r)? as usize;
+    let dim = read_u32(r)? as usize;
+    let mut ids = vec![0_u8; 4 * n];
+    r.read_exact(&mut ids).ok()?;
+    let mut states = vec![0_u8; 2 * n * dim];
+    r.read_exact(&mut states).ok()?;
+    let entry = CachedText {
+        ids: ids.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
+        states: states.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]])).collect(),
+    };
+    Some((String::from_utf8(text).ok()?, entry, (12 + len + 4 * n + 2 * n * dim) as u64))
+}
+
+fn write_record(w: &mut impl Write, text: &str, entry: &CachedText, dim: usize) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(12 + text.len() + 4 * entry.ids.len() + 2 * entry.states.len());
+    buf.extend((text.len() as u32).to_le_bytes());
+    buf.extend(text.as_bytes());
+    buf.extend((entry.ids.len() as u32).to_le_bytes());
+    buf.extend((dim as u32).to_le_bytes());
+    buf.extend(entry.ids.iter().flat_map(|i| i.to_le_bytes()));
+    buf.extend(entry.states.iter().flat_map(|v| v.to_le_bytes()));
+    w.write_all(&buf)
+}
+
+/// A padded batch of sentences, built by [`collate`] for one [`Embeddings`] kind.
+#[derive(Debug, Clone)]
+pub struct Sentences {
+    /// Frozen states `[batch, seq, dim]` (BERT embeddings).
+    states: Option<Tensor<3>>,
+    /// Word-piece ids `[batch, seq]` (static embeddings).
+    ids: Option<Tensor<2, Int>>,
+    /// `[batch, seq]`, true at padding.
+    pad: Tensor<2, Bool>,
+    /// Tokens per sentence.
+    lengths: Vec<usize>,
+}
+
+/// The unreferenced model.
+#[derive(Module, Debug)]
+pub struct Unreferenced {
+    words: Option<Embedding>,
+    forward_gru: Option<Gru>,
+    backward_gru: Option<Gru>,
+    bilinear: Param<Tensor<2>>,
+    hidden1: Linear,
+    hidden2: Linear,
+    hidden3: Linear,
+    output: Linear,
+    #[module(skip)]
+    representation: Representation,
+    #[module(skip)]
+    objective: Objective,
+}
+
+impl RuberConfig {
+    /// Builds the model for token vectors of width `encoder_dim` and a vocabulary of `vocab`.
+    pub fn init(&self, encoder_dim: usize, vocab: usize, device: &Device) -> Unreferenced {
+        let token_dim = match self.embeddings {
+            Embeddings::Bert => encoder_dim,
+            Embeddings::Static => self.static_dim,
+        };
+        let gru = || GruConfig::new(token_dim, self.gru_hidden, true).init(device);
+        let bigru = self.representation == Representation::BiGru;
+        let d = if bigru { 2 * self.gru_hidden } else { token_dim };
+        let scale = (1.0 / d as f64).sqrt();
+        Unreferenced {
+            words: (self.embeddings == Embeddings::Static).then(|| EmbeddingConfig::new(vocab, self.static_dim).init(device)),
+            forward_gru: bigru.then(gru),
+            backward_gru: bigru.then(gru),
+            bilinear: Param::initialized(ParamId::new(), Tensor::random([d, d], burn::tensor::Distribution::Uniform(-scale, scale), device)),
+            hidden1: LinearConfig::new(2 * d + 1, 256).init(device),
+            hidden2: LinearConfig::new(256, 512).init(device),
+            hidden3: LinearConfig::new(512, 128).init(device),
+            output: LinearConfig::new(128, if self.objective == Objective::CrossEntropy { 2 } else { 1 }).init(device),
+            representation: self.representation,
+            objective: self.objective,
+        }
+    }
+}
+
+impl Unreferenced {
+    /// Sentence vectors `[batch, d]`.
+    pub fn encode(&self, s: &Sentences) -> Tensor<2> {
+        let x = match (&self.words, &s.states, &s.ids) {
+            (Some(words), _, Some(ids)) => words.forward(ids.clone()),
+            (_, Some(states), _) => states.clone(),
+            _ => unreachable_input(&s.pad),
+        };
+        let [batch, seq, d] = x.dims();
+        match (self.representation, &self.forward_gru, &self.backward_gru) {
+            (Representation::BiGru, Some(fw), Some(bw)) => {
+                let device = x.device();
+                // The backward GRU reads each sentence reversed within its own length, so both
+                // directions end at position len − 1 and padding comes after.
+                let mut reverse = Vec::with_capacity(batch * seq);
+                let mut last = Vec::with_capacity(batch);
+                for (b, &len) in s.lengths.iter().enumerate() {
+                    let len = len.clamp(1, seq);
+                    reverse.extend((0..seq).map(|j| (b * seq + if j < len { len - 1 - j } else { j }) as i64));
+                    last.push((b * seq + len - 1) as i64);
+                }
+                let index = |v: Vec<i64>| Tensor::<1, Int>::from_data(TensorData::new(v.clone(), [v.len()]), &device);
+                let reversed = x.clone().reshape([batch * seq, d]).select(0, index(reverse)).reshape([batch, seq, d]);
+                let final_state = |out: Tensor<3>| {
+                    let [_, _, h] = out.dims();
+                    out.reshape([batch * seq, h]).select(0, index(last.clone()))
+                };
+                Tensor::cat(vec![final_state(fw.forward(x, None)), final_state(bw.forward(reversed, None))], 1)
+            }
+            (Representation::MeanPool, ..) => {
+                let keep = s.pad.clone().bool_not().float().reshape([batch, seq, 1]);
+                (x * keep.clone()).sum_dim(1).reshape([batch, d]) / keep.sum_dim(1).reshape([batch, 1]).clamp_min(1.0)
+            }
+            _ => x.mask_fill(s.pad.clone().reshape([batch, seq, 1]).repeat_dim(2, d), -1.0e9).max_dim(1).reshape([batch, d]),
+        }
+    }
+
+    /// Raw outputs `[batch, 2]` (cross-entropy) or `[batch, 1]` (ranking).
+    pub fn forward(&self, query: &Sentences, response: &Sentences) -> Tensor<2> {
+        let (q, r) = (self.encode(query), self.encode(response));
+        let [batch, _] = q.dims();
+        let quadratic = (q.clone().matmul(self.bilinear.val()) * r.clone()).sum_dim(1).reshape([batch, 1]);
+        let h = Tensor::cat(vec![q, quadratic, r], 1);
+        let h = self.hidden3.forward(self.hidden2.forward(self.hidden1.forward(h).tanh()).tanh()).tanh();
+        self.output.forward(h)
+    }
+
+    /// Relatedness logit per pair, `[batch]`: `l₁ − l₀` of the classifier (so that
+    /// `σ(logit) = P(related)`) or the ranking head's output (its score is `σ(logit)`).
+    /// Scores are computed from logits in f64 by [`score_pairs`], so saturated sigmoids do not
+    /// turn into ties.
+    pub fn logit(&self, query: &Sentences, response: &Sentences) -> Tensor<1> {
+        let out = self.forward(query, response);
+        let [batch, _] = out.dims();
+        match self.objective {
+            Objective::CrossEntropy => (out.clone().slice([0..batch, 1..2]) - out.slice([0..batch, 0..1])).reshape([batch]),
+            Objective::Ranking => out.reshape([batch]),
+        }
+    }
+
+    /// The loss of a batch of triples.
+    pub fn loss(&self, query: &Sentences, positive: &Sentences, negative: &Sentences, margin: f64) -> Tensor<1> {
+        match self.objective {
+            Objective::CrossEntropy => {
+                let logits = Tensor::cat(vec![self.forward(query, positive), self.forward(query, negative)], 0);
+                let n = query.lengths.len();
+                let device = logits.device();
+                let labels = Tensor::<1, Int>::cat(vec![Tensor::ones([n], &device), Tensor::zeros([n], &device)], 0);
+                CrossEntropyLoss::new(None, &device).forward(logits, labels)
+            }
+            Objective::Ranking => (self.logit(query, negative) - self.logit(query, positive)).add_scalar(margin).clamp_min(0.0).mean(),
+        }
+    }
+}
+
+/// Only reached for a batch collated for static embeddings but fed to a model without a table,
+/// which the public functions never do (they collate with the model's own settings).
+fn unreachable_input(pad: &Tensor<2, Bool>) -> Tensor<3> {
+    let [b, s] = pad.dims();
+    Tensor::zeros([b, s, 1], &pad.device())
+}
+
+/// Pads cached sentences into a batch. Sentences missing from the cache are an error.
+///
+/// # Errors
+/// [`Error::Format`] naming the first text that is not cached.
+pub fn collate(texts: &[&str], cache: &EmbeddingCache, embeddings: Embeddings, max_tokens: usize, device: &Device) -> Result<Sentences> {
+    let entries: Vec<&CachedText> = texts.iter().map(|t| cache.get(t).ok_or_else(|| Error::Format(format!("not in the embedding cache: {t:?}")))).collect::<Result<_>>()?;
+    let lengths: Vec<usize> = entries.iter().map(|e| e.ids.len().clamp(1, max_tokens.max(1))).collect();
+    let (b, seq, dim) = (texts.len(), lengths.iter().copied().max().unwrap_or(1), cache.dim);
+    let mut pad = vec![true; b * seq];
+    for (i, &len) in lengths.iter().enumerate() {
+        pad[i * seq..i * seq + len].fill(false);
+    }
+    let pad = Tensor::<2, Bool>::from_data(TensorData::new(pad, [b, seq]), device);
+    Ok(match embeddings {
+        Embeddings::Bert => {
+            let mut states = vec![0.0_f32; b * seq * dim];
+            for (i, (e, &len)) in entries.iter().zip(&lengths).enumerate() {
+                let n = len.min(e.ids.len());
+                for (slot, v) in states[i * seq * dim..(i * seq + n) * dim].iter_mut().zip(&e.states) {
+                    *slot = v.to_f32();
+                }
+            }
+            Sentences { states: Some(Tensor::from_data(TensorData::new(states, [b, seq, dim]), device)), ids: None, pad, lengths }
+        }
+        Embeddings::Static => {
+            let mut ids = vec![0_i64; b * seq];
+            for (i, (e, &len)) in entries.iter().zip(&lengths).enumerate() {
+                for (slot, &id) in ids[i * seq..i * seq + len].iter_mut().zip(&e.ids) {
+                    *slot = i64::from(id);
+                }
+            }
+            Sentences { states: None, ids: Some(Tensor::from_data(TensorData::new(ids, [b, seq]), device)), pad, lengths }
+        }
+    })
+}
+
+/// One epoch of [`train_unreferenced`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuberEpoch {
+    /// 1-based epoch.
+    pub epoch: usize,
+    /// Mean training loss.
+    pub train_loss: f64,
+    /// Dev ROC AUC (positives vs negatives).
+    pub dev_auc: f64,
+    /// Dev accuracy at 0.5.
+    pub dev_accuracy: f64,
+    /// Learning rate used.
+    pub lr: f64,
+    /// Wall time.
+    pub seconds: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct RuberState {
+    epoch: usize,
+    lr: f64,
+    best_auc: f64,
+    bad_epochs: usize,
+}
+
+/// What [`train_unreferenced`] saves beside the weights.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct RuberMeta {
+    config: RuberConfig,
+    encoder_dim: usize,
+    vocab: usize,
+}
+
+/// Scores (query, response) pairs with `model`, 256 at a time.
+///
+/// # Errors
+/// Texts missing from the cache.
+pub fn score_pairs(model: &Unreferenced, config: &RuberConfig, cache: &EmbeddingCache, pairs: &[(&str, &str)], device: &Device) -> Result<Vec<f64>> {
+    let mut out = Vec::with_capacity(pairs.len());
+    for chunk in pairs.chunks(256) {
+        let (q, r): (Vec<&str>, Vec<&str>) = chunk.iter().copied().unzip();
+        let q = collate(&q, cache, config.embeddings, config.max_tokens, device)?;
+        let r = collate(&r, cache, config.embeddings, config.max_tokens, device)?;
+        let logits = model.logit(&q, &r).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("scores: {e:?}")))?;
+        out.extend(logits.into_iter().map(|l| 1.0 / (1.0 + (-f64::from(l)).exp())));
+    }
+    Ok(out)
+}
+
+/// Trains (or resumes) the unreferenced model into `dir` on triples whose texts are all in
+/// `cache`; `vocab` is the encoder's vocabulary size (for the static table). The best model by
+/// dev AUC is kept in `dir/best`; `progress(epoch, step, steps)` is called after each step.
+///
+/// # Errors
+/// Empty data, texts missing from the cache, or files that cannot be written or read.
+pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCache, vocab: usize, config: &RuberConfig, dir: &Path, progress: &dyn Fn(usize, usize, usize)) -> Result<Vec<RuberEpoch>> {
+    if train.is_empty() || dev.is_empty() || config.batch_size == 0 {
+        return Err(Error::Config("need training and dev triples and batch_size > 0".into()));
+    }
+    let checkpoint = dir.join("checkpoint");
+    std::fs::create_dir_all(&checkpoint).map_err(|e| Error::io(&checkpoint, e))?;
+    let meta = RuberMeta { config: config.clone(), encoder_dim: cache.dim, vocab };
+    let resume = checkpoint.join("state.json").is_file();
+    if resume {
+        let saved: RuberMeta = read_json(&dir.join("ruber.json"))?;
+        if saved != meta {
+            return Err(Error::Config(format!("{}: the checkpoint was trained with other settings; use a fresh directory", dir.display())));
+        }
+    } else {
+        write_json(&dir.join("ruber.json"), &meta)?;
+    }
+    let device = Device::flex().autodiff();
+    device.seed(config.seed);
+    let mut model = config.init(cache.dim, vocab, &device);
+    let mut optim = AdamConfig::new().with_grad_clipping(Some(GradientClippingConfig::Norm(5.0))).init();
+    let mut state = RuberState { epoch: 0, lr: config.lr, best_auc: f64::NEG_INFINITY, bad_epochs: 0 };
+    if resume {
+        state = read_json(&checkpoint.join("state.json"))?;
+        let path = checkpoint.join("model");
+        model = model.load_record(ModuleRecord::load(&path).map_err(|e| record_error(&path, e))?);
+        let path = checkpoint.join("optim");
+        optim = optim.load(&path).map_err(|e| record_error(&path, e))?;
+    }
+    let dev_pairs: Vec<(&str, &str)> = dev.iter().flat_map(|t| [(t.query.as_str(), t.positive.as_str()), (t.query.as_str(), t.negative.as_str())]).collect();
+    let dev_labels: Vec<u8> = dev.iter().flat_map(|_| [1, 0]).collect();
+    let mut logs = Vec::new();
+    let log_path = dir.join("log.jsonl");
+    for epoch in state.epoch + 1..=config.epochs {
+        if state.bad_epochs >= config.patience {
+            break;
+        }
+        let started = Instant::now();
+        device.seed(config.seed.wrapping_add(epoch as u64));
+        let mut order: Vec<usize> = (0..train.len()).collect();
+        let mut rng = SplitMix64(config.seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9));
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.below(i + 1));
+        }
+        let steps = order.len().div_ceil(config.batch_size);
+        let mut total = 0.0;
+        for (step, chunk) in order.chunks(config.batch_size).enumerate() {
+            let pick = |f: fn(&Triple) -> &str| chunk.iter().map(|&i| f(&train[i])).collect::<Vec<&str>>();
+            let q = collate(&pick(|t| &t.query), cache, config.embeddings, config.max_tokens, &device)?;
+            let p = collate(&pick(|t| &t.positive), cache, config.embeddings, config.max_tokens, &device)?;
+            let n = collate(&pick(|t| &t.negative), cache, config.embeddings, config.max_tokens, &device)?;
+            let loss = model.loss(&q, &p, &n, config.margin);
+            total += f64::from(loss.clone().into_scalar::<f32>());
+            let grads = GradientsParams::from_grads(loss.backward(), &model);
+            model = optim.step(state.lr, model, grads);
+            progress(epoch, step + 1, steps);
+        }
+        let valid = model.valid();
+        let scores = score_pairs(&valid, config, cache, &dev_pairs, &Device::flex())?;
+        let auc = roc_auc(&scores, &dev_labels).unwrap_or(0.5);
+        let accuracy = scores.iter().zip(&dev_labels).filter(|(s, l)| (**s >= 0.5) == (**l == 1)).count() as f64 / scores.len() as f64;
+        let log = RuberEpoch { epoch, train_loss: total / steps as f64, dev_auc: auc, dev_accuracy: accuracy, lr: state.lr, seconds: started.elapsed().as_secs_f64() };
+        if auc > state.best_auc {
+            state.best_auc = auc;
+            state.bad_epochs = 0;
+            let best = dir.join("best");
+            std::fs::create_dir_all(&best).map_err(|e| Error::io(&best, e))?;
+            let path = best.join("model");
+            valid.into_record().save(&path).map_err(|e| record_error(&path, e))?;
+        } else {
+            state.bad_epochs += 1;
+            state.lr *= config.lr_decay;
+        }
+        state.epoch = epoch;
+        let path = checkpoint.join("model");
+        model.clone().into_record().save(&path).map_err(|e| record_error(&path, e))?;
+        let path = checkpoint.join("optim");
+        optim.save(&path).map_err(|e| record_error(&path, e))?;
+        write_json(&checkpoint.join("state.json"), &state)?;
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&log_path).map_err(|e| Error::io(&log_path, e))?;
+        writeln!(file, "{}", serde_json::to_string(&log).unwrap_or_default()).map_err(|e| Error::io(&log_path, e))?;
+        logs.push(log);
+    }
+    Ok(logs)
+}
+
+/// A trained unreferenced model loaded for scoring.
+#[derive(Debug)]
+pub struct RuberScorer {
+    model: Unreferenced,
+    /// The settings it was trained with.
+    pub config: RuberConfig,
+    device: Device,
+}
+
+impl RuberScorer {
+    /// Loads `dir/best` (written by [`train_unreferenced`]).
+    ///
+    /// # Errors
+    /// Missing or unreadable files.
+    pub fn load(dir: &Path, device: Device) -> Result<Self> {
+        let meta: RuberMeta = read_json(&dir.join("ruber.json"))?;
+        let path = dir.join("best/model");
+        let model = meta.config.init(meta.encoder_dim, meta.vocab, &device).load_record(ModuleRecord::load(&path).map_err(|e| record_error(&path, e))?);
+        Ok(Self { model, config: meta.config, device })
+    }
+
+    /// Relatedness of each (query, response) pair; every text must be in `cache`.
+    ///
+    /// # Errors
+    /// Texts missing from the cache.
+    pub fn score(&self, cache: &EmbeddingCache, pairs: &[(&str, &str)]) -> Result<Vec<f64>> {
+        score_pairs(&self.model, &self.config, cache, pairs, &self.device)
+    }
+}
