@@ -1,5 +1,7 @@
 //! Helpers shared by the example programs (`[[example]]` targets of this package).
 
+pub mod plot;
+
 use std::collections::HashMap;
 use std::process::ExitCode;
 
@@ -26,4 +28,74 @@ pub fn finish(name: &str, result: Result<(), Box<dyn std::error::Error>>) -> Exi
             ExitCode::FAILURE
         }
     }
+}
+
+/// A progress bar on stderr for long steps (hidden when stderr is not a terminal).
+pub struct Progress {
+    bar: indicatif::ProgressBar,
+}
+
+impl Progress {
+    /// A bar labelled `what`.
+    pub fn new(what: &str) -> Self {
+        let bar = indicatif::ProgressBar::new(0);
+        let style = indicatif::ProgressStyle::with_template(&format!("{what} {{msg}} {{bar:40}} {{pos}}/{{len}}, eta {{eta}}")).unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+        bar.set_style(style);
+        Self { bar }
+    }
+
+    /// `done` of `total`.
+    pub fn update(&self, done: usize, total: usize) {
+        self.bar.set_length(total as u64);
+        self.bar.set_position(done as u64);
+    }
+
+    /// Step `step` of `steps` in epoch `epoch`.
+    pub fn update_epoch(&self, epoch: usize, step: usize, steps: usize) {
+        self.bar.set_message(format!("epoch {epoch}"));
+        self.update(step, steps);
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// The token-state cache of the encoder in `encoder_dir`:
+/// `~/.cache/dialeval/embeddings/<directory name>.bin`.
+///
+/// # Errors
+/// The cache cannot be created or read.
+pub fn embedding_cache(encoder_dir: &std::path::Path, dim: usize) -> Result<dialeval_slm_model::ruber::EmbeddingCache, Box<dyn std::error::Error>> {
+    let home = std::env::var_os("HOME").map_or_else(|| std::path::PathBuf::from("."), std::path::PathBuf::from);
+    let dir = home.join(".cache/dialeval/embeddings");
+    std::fs::create_dir_all(&dir)?;
+    let name = encoder_dir.file_name().map_or_else(|| "encoder".to_owned(), |n| n.to_string_lossy().into_owned());
+    Ok(dialeval_slm_model::ruber::EmbeddingCache::open(&dir.join(format!("{name}.bin")), dim)?)
+}
+
+/// The mean human score of every criterion rated on every item, in [`Criterion::ALL`] order
+/// (a criterion missing on some item is left out).
+///
+/// [`Criterion::ALL`]: dialeval_common::Criterion::ALL
+pub fn human_criteria(items: &[dialeval_datasets::DialogueItem]) -> Vec<(String, Vec<f64>)> {
+    dialeval_common::Criterion::ALL
+        .iter()
+        .filter_map(|&c| {
+            let values: Option<Vec<f64>> = items.iter().map(|i| i.mean(c)).collect();
+            values.map(|v| (c.name().to_owned(), v))
+        })
+        .collect()
+}
+
+/// Pearson, Spearman and Kendall (with p-values, no intervals) of each metric against each
+/// criterion, as a Markdown table.
+///
+/// # Errors
+/// Length mismatches or too few items.
+pub fn report_markdown(metrics: &[(&str, &[f64])], criteria: &[(String, Vec<f64>)]) -> Result<String, Box<dyn std::error::Error>> {
+    let criteria: Vec<(&str, &[f64])> = criteria.iter().map(|(n, v)| (n.as_str(), v.as_slice())).collect();
+    let config = dialeval_metrics::report::ReportConfig { bootstrap: None, ..Default::default() };
+    Ok(dialeval_metrics::report::CorrelationReport::build(metrics, &criteria, &config)?.to_markdown())
 }

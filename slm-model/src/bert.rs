@@ -329,6 +329,11 @@ impl PretrainedEncoder {
         self.hidden
     }
 
+    /// Vocabulary size of the tokenizer (added tokens included).
+    pub fn vocab_size(&self) -> usize {
+        self.tokenizer.get_vocab_size(true)
+    }
+
     /// Tokenises and encodes `texts` (in order), batching sentences of similar length.
     ///
     /// # Errors

@@ -33,7 +33,6 @@ use burn::optim::{AdamConfig, GradientsParams};
 use burn::prelude::*;
 use burn::store::ModuleRecord;
 use burn::tensor::TensorData;
-use burn::tensor::activation::sigmoid;
 use dialeval_common::SplitMix64;
 use serde::{Deserialize, Serialize};
 
@@ -90,6 +89,8 @@ pub struct RuberConfig {
     pub margin: f64,
     /// Tokens kept per sentence (from the start).
     pub max_tokens: usize,
+    /// Context turns that form the query (the last ones; RUBER uses 1).
+    pub query_turns: usize,
     /// Epochs at most.
     pub epochs: usize,
     /// Triples per step.
@@ -114,6 +115,7 @@ impl Default for RuberConfig {
             gru_hidden: 128,
             margin: 0.5,
             max_tokens: 64,
+            query_turns: 1,
             epochs: 10,
             batch_size: 64,
             lr: 1e-3,
@@ -121,6 +123,14 @@ impl Default for RuberConfig {
             patience: 3,
             seed: 0,
         }
+    }
+}
+
+impl RuberConfig {
+    /// The query text of a context: its last `query_turns` turns joined by spaces.
+    pub fn query(&self, context: &[impl AsRef<str>]) -> String {
+        let from = context.len().saturating_sub(self.query_turns.max(1));
+        context[from..].iter().map(AsRef::as_ref).collect::<Vec<&str>>().join(" ")
     }
 }
 
@@ -509,12 +519,13 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
     let resume = checkpoint.join("state.json").is_file();
     if resume {
         let saved: RuberMeta = read_json(&dir.join("ruber.json"))?;
-        if saved != meta {
+        // More epochs or patience may be given to a resumed run; nothing else may change.
+        let comparable = |m: &RuberMeta| RuberMeta { config: RuberConfig { epochs: 0, patience: 0, ..m.config.clone() }, ..m.clone() };
+        if comparable(&saved) != comparable(&meta) {
             return Err(Error::Config(format!("{}: the checkpoint was trained with other settings; use a fresh directory", dir.display())));
         }
-    } else {
-        write_json(&dir.join("ruber.json"), &meta)?;
     }
+    write_json(&dir.join("ruber.json"), &meta)?;
     let device = Device::flex().autodiff();
     device.seed(config.seed);
     let mut model = config.init(cache.dim, vocab, &device);

@@ -1,0 +1,153 @@
+//! BERT-RUBER: trains the unreferenced model on DailyDialog++ and scores USR-PersonaChat with
+//! the unreferenced, referenced and hybrid scores, correlated with the human ratings.
+//!
+//! ```text
+//! cargo run --release --example bert_ruber -- train --out DIR [--embeddings bert|static]
+//!     [--representation max_pool|mean_pool|bi_gru] [--objective cross_entropy|ranking]
+//!     [--contexts 2000] [--epochs 10] [--batch 64] [--lr 0.001] [--seed 0] [--encoder DIR] [--shared ../shared]
+//! cargo run --release --example bert_ruber -- score --model DIR [--out scores.jsonl] [--encoder DIR] [--shared ../shared]
+//! ```
+//! Training triples: each positive response of the first `--contexts` contexts of
+//! `data_positives.json` with a positive of another context as the sampled negative; dev: 300
+//! contexts of `dev.json`, positives against the corpus's random negatives; both honour
+//! `overlap_exclude_ids.tsv`. Token states of MiniLM (`scripts/fetch_minilm.sh`) are cached in
+//! `~/.cache/dialeval/embeddings/<encoder>.bin`, so the encoder runs once per sentence.
+//! A killed `train` resumes from its last finished epoch.
+//!
+//! `score` writes one JSON line per USR item (unreferenced; referenced = cosine of max-min
+//! pooled token states of response and ground truth; hybrids = min, max, arithmetic and
+//! geometric mean of the min-max normalised pair) and prints a Markdown table of Pearson and
+//! Spearman correlations with the mean human score of every criterion.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use burn::prelude::Device;
+use dialeval_common::SplitMix64;
+use dialeval_datasets::ddpp::{self, DdppContext, ExcludeList};
+use dialeval_examples::{Progress, embedding_cache, human_criteria, report_markdown};
+use dialeval_metrics::embedding::{HybridStrategy, Pooling, hybrid, min_max_normalize, referenced_score};
+use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
+use dialeval_slm_model::ruber::{RuberConfig, RuberScorer, Triple, train_unreferenced};
+use serde_json::json;
+
+fn main() -> ExitCode {
+    dialeval_examples::finish("bert_ruber", run())
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let command = args.next().ok_or("usage: bert_ruber train|score [--flag value]...")?;
+    let opts = dialeval_examples::flags(args)?;
+    let get = |k: &str, d: &str| opts.get(k).cloned().unwrap_or_else(|| d.to_owned());
+    let shared = PathBuf::from(get("shared", "../shared"));
+    let encoder_dir = opts.get("encoder").map_or_else(default_model_dir, PathBuf::from);
+    let device = Device::flex();
+    let encoder = PretrainedEncoder::load(&encoder_dir, &device)?;
+    match command.as_str() {
+        "train" => {
+            let config = RuberConfig {
+                embeddings: choice(&get("embeddings", "bert"))?,
+                representation: choice(&get("representation", "max_pool"))?,
+                objective: choice(&get("objective", "cross_entropy"))?,
+                epochs: get("epochs", "10").parse()?,
+                batch_size: get("batch", "64").parse()?,
+                lr: get("lr", "0.001").parse()?,
+                seed: get("seed", "0").parse()?,
+                ..RuberConfig::default()
+            };
+            let out = PathBuf::from(opts.get("out").ok_or("--out DIR is required")?);
+            let dir = shared.join("data/dailydialog-plusplus");
+            let exclude = ExcludeList::load(&dir.join("overlap_exclude_ids.tsv"))?;
+            let keep = |file: &str, contexts: Vec<DdppContext>| -> Vec<DdppContext> { contexts.into_iter().filter(|c| !exclude.contains(file, c.id)).collect() };
+            let mut positives = keep("data_positives.json", ddpp::load(&dir.join("data_positives.json"))?);
+            positives.truncate(get("contexts", "2000").parse()?);
+            let mut dev_contexts = keep("dev.json", ddpp::load(&dir.join("dev.json"))?);
+            dev_contexts.truncate(300);
+            let train = sampled_triples(&positives, &config, config.seed);
+            let dev: Vec<Triple> = dev_contexts
+                .iter()
+                .flat_map(|c| c.positives.iter().zip(&c.random_negatives).map(|(p, n)| Triple { query: config.query(&c.context), positive: p.clone(), negative: n.clone() }))
+                .collect();
+            eprintln!("bert_ruber: {} training triples from {} contexts, {} dev triples", train.len(), positives.len(), dev.len());
+            let mut cache = embedding_cache(&encoder_dir, encoder.hidden_size())?;
+            let texts: Vec<&str> = train.iter().chain(&dev).flat_map(|t| [t.query.as_str(), t.positive.as_str(), t.negative.as_str()]).collect();
+            let bar = Progress::new("embedding");
+            cache.fill(&encoder, &texts, &|done, total| bar.update(done, total))?;
+            bar.finish();
+            let bar = Progress::new("training");
+            let logs = train_unreferenced(&train, &dev, &cache, encoder.vocab_size(), &config, &out, &|epoch, step, steps| bar.update_epoch(epoch, step, steps))?;
+            bar.finish();
+            for l in logs {
+                println!("{}", serde_json::to_string(&l)?);
+            }
+        }
+        "score" => {
+            let scorer = RuberScorer::load(Path::new(opts.get("model").ok_or("--model DIR is required")?), device)?;
+            let items = dialeval_datasets::usr::load(&shared.join("data/usr-personachat/pc_usr_data.json"))?;
+            let queries: Vec<String> = items.iter().map(|i| scorer.config.query(&i.context.iter().map(|t| t.text.as_str()).collect::<Vec<_>>())).collect();
+            let responses: Vec<&str> = items.iter().map(|i| i.response.as_ref().map_or("", |r| r.text.as_str())).collect();
+            let mut cache = embedding_cache(&encoder_dir, encoder.hidden_size())?;
+            let texts: Vec<&str> = queries.iter().map(String::as_str).chain(responses.iter().copied()).collect();
+            cache.fill(&encoder, &texts, &|_, _| {})?;
+            let pairs: Vec<(&str, &str)> = queries.iter().map(String::as_str).zip(responses.iter().copied()).collect();
+            let unreferenced = scorer.score(&cache, &pairs)?;
+            // Referenced scores exist for the items that have a reference (not the ground truth).
+            let with_ref: Vec<usize> = (0..items.len()).filter(|&i| !items[i].references.is_empty()).collect();
+            let mut referenced = Vec::with_capacity(with_ref.len());
+            for &i in &with_ref {
+                referenced.push(referenced_score(&encoder, responses[i], &items[i].references[0], Pooling::MaxMin)?);
+            }
+            let unref_sub: Vec<f64> = with_ref.iter().map(|&i| unreferenced[i]).collect();
+            let (nu, nr) = (min_max_normalize(&unref_sub)?, min_max_normalize(&referenced)?);
+            let strategies = [("min", HybridStrategy::Min), ("max", HybridStrategy::Max), ("arithmetic_mean", HybridStrategy::ArithmeticMean), ("geometric_mean", HybridStrategy::GeometricMean)];
+            let hybrids: Vec<(String, Vec<f64>)> = strategies.iter().map(|(n, s)| Ok((format!("hybrid_{n}"), hybrid(&nu, &nr, *s)?))).collect::<Result<_, Box<dyn std::error::Error>>>()?;
+            if let Some(path) = opts.get("out") {
+                let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
+                for (k, item) in items.iter().enumerate() {
+                    let j = with_ref.iter().position(|&i| i == k);
+                    let mut line = json!({"id": item.id, "system": item.system, "unreferenced": unreferenced[k], "referenced": j.map(|j| referenced[j])});
+                    for (name, v) in &hybrids {
+                        line[name] = json!(j.map(|j| v[j]));
+                    }
+                    writeln!(file, "{line}")?;
+                }
+            }
+            let all_criteria = human_criteria(&items);
+            let sub_items: Vec<_> = with_ref.iter().map(|&i| items[i].clone()).collect();
+            let sub_criteria = human_criteria(&sub_items);
+            println!("## all {} items\n\n{}", items.len(), report_markdown(&[("unreferenced", &unreferenced)], &all_criteria)?);
+            let mut metrics: Vec<(&str, &[f64])> = vec![("unreferenced", &unref_sub), ("referenced", &referenced)];
+            metrics.extend(hybrids.iter().map(|(n, v)| (n.as_str(), v.as_slice())));
+            println!("## the {} items with a reference\n\n{}", with_ref.len(), report_markdown(&metrics, &sub_criteria)?);
+        }
+        other => return Err(format!("unknown command {other:?} (train, score)").into()),
+    }
+    Ok(())
+}
+
+/// A snake_case enum value given on the command line.
+fn choice<T: serde::de::DeserializeOwned>(value: &str) -> Result<T, Box<dyn std::error::Error>> {
+    serde_json::from_value(serde_json::Value::String(value.to_owned())).map_err(|e| format!("{value:?}: {e}").into())
+}
+
+/// One triple per positive: a positive of another context (seeded) is its negative.
+fn sampled_triples(contexts: &[DdppContext], config: &RuberConfig, seed: u64) -> Vec<Triple> {
+    let mut rng = SplitMix64(seed);
+    let mut out = Vec::new();
+    for (k, c) in contexts.iter().enumerate() {
+        for p in &c.positives {
+            let mut other = rng.below(contexts.len().saturating_sub(1).max(1));
+            if other >= k {
+                other = (other + 1) % contexts.len();
+            }
+            let donor = &contexts[other].positives;
+            if other == k || donor.is_empty() {
+                continue;
+            }
+            out.push(Triple { query: config.query(&c.context), positive: p.clone(), negative: donor[rng.below(donor.len())].clone() });
+        }
+    }
+    out
+}

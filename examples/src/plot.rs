@@ -1,0 +1,134 @@
+//! Plots of evaluation results, each written as PNG and SVG: a heat map of a correlation table
+//! and a grid of scatter plots (one panel per metric). Text is drawn with the bundled DejaVu
+//! Sans (`assets/DejaVuSans.ttf`, Bitstream Vera licence), so no system font is needed.
+
+use std::path::Path;
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+type PlotResult = Result<(), Box<dyn std::error::Error>>;
+
+static FONT: Once = Once::new();
+
+fn register_font() {
+    FONT.call_once(|| {
+        // The bytes are a valid TTF compiled in; a failure would only lose text, not the plot.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, include_bytes!("../assets/DejaVuSans.ttf"));
+    });
+}
+
+/// Writes `stem.png` and `stem.svg` by running `draw` on each backend.
+fn both(stem: &Path, size: (u32, u32), draw: &dyn Fn(&DrawingArea<BitMapBackend, Shift>) -> PlotResult, draw_svg: &dyn Fn(&DrawingArea<SVGBackend, Shift>) -> PlotResult) -> PlotResult {
+    register_font();
+    let png = stem.with_extension("png");
+    {
+        let root = BitMapBackend::new(&png, size).into_drawing_area();
+        draw(&root)?;
+        root.present()?;
+    }
+    let svg = stem.with_extension("svg");
+    let root = SVGBackend::new(&svg, size).into_drawing_area();
+    draw_svg(&root)?;
+    root.present()?;
+    Ok(())
+}
+
+/// Blue (−1) – white (0) – red (+1).
+fn diverging(v: f64) -> RGBColor {
+    if !v.is_finite() {
+        return RGBColor(200, 200, 200);
+    }
+    let v = v.clamp(-1.0, 1.0);
+    let mix = |a: u8, t: f64| (255.0 + (f64::from(a) - 255.0) * t).round() as u8;
+    if v >= 0.0 { RGBColor(mix(178, v), mix(24, v), mix(43, v)) } else { RGBColor(mix(33, -v), mix(102, -v), mix(172, -v)) }
+}
+
+/// A heat map of `values[row][col]` in [−1, 1] with the numbers printed in the cells
+/// (`NaN` cells grey, marked "–"); `marks[row][col]` adds a suffix such as `*`.
+///
+/// # Errors
+/// Files that cannot be written.
+pub fn heatmap(stem: &Path, title: &str, rows: &[String], cols: &[String], values: &[Vec<f64>], marks: &[Vec<String>]) -> PlotResult {
+    let (left, top, cell_w, cell_h) = (190_i32, 60_i32, 120_i32, 30_i32);
+    let size = ((left + cell_w * cols.len() as i32 + 20) as u32, (top + cell_h * rows.len() as i32 + 20) as u32);
+    fn draw<B: DrawingBackend>(root: &DrawingArea<B, Shift>, title: &str, rows: &[String], cols: &[String], values: &[Vec<f64>], marks: &[Vec<String>], geometry: (i32, i32, i32, i32)) -> PlotResult
+    where
+        B::ErrorType: 'static,
+    {
+        let (left, top, cell_w, cell_h) = geometry;
+        root.fill(&WHITE)?;
+        let font = ("sans-serif", 14).into_font();
+        root.draw(&Text::new(title.to_owned(), (10, 10), ("sans-serif", 18).into_font()))?;
+        for (j, c) in cols.iter().enumerate() {
+            root.draw(&Text::new(c.clone(), (left + j as i32 * cell_w + 6, top - 20), font.clone()))?;
+        }
+        for (i, r) in rows.iter().enumerate() {
+            let y = top + i as i32 * cell_h;
+            root.draw(&Text::new(r.clone(), (10, y + 8), font.clone()))?;
+            for j in 0..cols.len() {
+                let v = values.get(i).and_then(|row| row.get(j)).copied().unwrap_or(f64::NAN);
+                let x = left + j as i32 * cell_w;
+                root.draw(&Rectangle::new([(x, y), (x + cell_w - 2, y + cell_h - 2)], diverging(v).filled()))?;
+                let mark = marks.get(i).and_then(|row| row.get(j)).map_or("", String::as_str);
+                let label = if v.is_finite() { format!("{v:.3}{mark}") } else { "–".to_owned() };
+                let color = if v.abs() > 0.6 { &WHITE } else { &BLACK };
+                root.draw(&Text::new(label, (x + 8, y + 8), font.clone().color(color)))?;
+            }
+        }
+        Ok(())
+    }
+    let geometry = (left, top, cell_w, cell_h);
+    both(stem, size, &|root| draw(root, title, rows, cols, values, marks, geometry), &|root| draw(root, title, rows, cols, values, marks, geometry))
+}
+
+/// One scatter panel: a metric's scores (x) against human scores (y), with its title.
+#[derive(Debug, Clone)]
+pub struct Panel {
+    /// Panel title (metric name and correlation).
+    pub title: String,
+    /// (metric, human) points.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A grid of scatter panels, four per row.
+///
+/// # Errors
+/// Files that cannot be written.
+pub fn scatter_grid(stem: &Path, title: &str, y_label: &str, panels: &[Panel]) -> PlotResult {
+    let cols = 4_usize;
+    let rows = panels.len().div_ceil(cols).max(1);
+    let size = (4 * 300, 40 + rows as u32 * 260);
+    fn draw<B: DrawingBackend>(root: &DrawingArea<B, Shift>, title: &str, y_label: &str, panels: &[Panel], grid: (usize, usize)) -> PlotResult
+    where
+        B::ErrorType: 'static,
+    {
+        root.fill(&WHITE)?;
+        let root = root.titled(title, ("sans-serif", 20))?;
+        let areas = root.split_evenly(grid);
+        for (area, panel) in areas.iter().zip(panels) {
+            let finite: Vec<(f64, f64)> = panel.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+            let range = |f: fn(&(f64, f64)) -> f64| {
+                let (lo, hi) = finite.iter().map(f).fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(v), h.max(v)));
+                if lo.is_finite() && hi > lo {
+                    let pad = (hi - lo) * 0.05;
+                    (lo - pad)..(hi + pad)
+                } else {
+                    (lo.min(0.0) - 0.5)..(hi.max(0.0) + 0.5)
+                }
+            };
+            let mut chart = ChartBuilder::on(area)
+                .caption(&panel.title, ("sans-serif", 13))
+                .margin(8)
+                .x_label_area_size(22)
+                .y_label_area_size(32)
+                .build_cartesian_2d(range(|p| p.0), range(|p| p.1))?;
+            chart.configure_mesh().x_labels(4).y_labels(4).y_desc(y_label).label_style(("sans-serif", 11)).draw()?;
+            chart.draw_series(finite.iter().map(|&(x, y)| Circle::new((x, y), 2, BLUE.mix(0.45).filled())))?;
+        }
+        Ok(())
+    }
+    let grid = (rows, cols);
+    both(stem, size, &|root| draw(root, title, y_label, panels, grid), &|root| draw(root, title, y_label, panels, grid))
+}
