@@ -5,6 +5,7 @@
 //! cargo run --release --example evaluate -- [--corpus usr|fed|grade|jsonl] [--input PATH]
 //!     [--amr FILE[,FILE...]] [--out evaluation] [--slm DIR] [--ruber DIR] [--encoder DIR]
 //!     [--llm-base-url URL] [--llm-model NAME] [--data data] [--seed 0]
+//!     [--skip lexical,embedding,bert_ruber,slm,smatch,llm]
 //! ```
 //! With no options it evaluates the bundled USR-PersonaChat (`data/usr-personachat`) with its
 //! silver AMR (`data/silver-amr`), fully offline: BLEU, ROUGE-L, METEOR, BERTScore and the
@@ -123,7 +124,12 @@ fn run() -> AnyResult<()> {
     ];
     let mut columns: Vec<Column> = Vec::new();
     let mut skipped: Vec<(String, String)> = Vec::new();
+    let skip: Vec<String> = run.opts.get("skip").map(|s| s.split(',').map(str::to_owned).collect()).unwrap_or_default();
     for (name, compute) in families {
+        if skip.iter().any(|s| s == name) {
+            skipped.push((name.to_owned(), "left out by --skip".to_owned()));
+            continue;
+        }
         let settings = family_settings(&run, name);
         let cache = run.out.join("metrics").join(format!("{name}.json"));
         let key = fingerprint(&format!("{}\n{settings}", run.item_key));

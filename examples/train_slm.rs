@@ -1,7 +1,8 @@
 //! Trains the SLM (AMR-gated dual encoder) on CPU.
 //!
 //! ```text
-//! cargo run --release --example train_slm -- --data ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only]
+//! cargo run --release --example train_slm -- --data ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only|concat]
+//!     [--contrastive-weight 0.5]
 //!     [--epochs 5] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
 //! ```
 //! - `ddpp`: DailyDialog++ dev (training, 10% of contexts held out as dev by a seeded split of
@@ -75,6 +76,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         seed,
         d_model: get("d-model", "64").parse()?,
         layers: get("layers", "2").parse()?,
+        contrastive_weight: get("contrastive-weight", "0.5").parse()?,
         ..TrainConfig::default()
     };
     let bar = indicatif::ProgressBar::new(0);

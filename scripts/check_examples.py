@@ -105,4 +105,36 @@ if (shared / "data/amr-diplomacy").is_dir():
         if len(scores) != 2 or not all(0.0 <= s["score"] <= 1.0 for s in scores):
             sys.exit(f"FAILED: score_slm {scores}")
     print("train_slm / score_slm: trained one epoch and scored the fixture")
+# evaluate (the main job) on the bundled default, killed once and restarted: finished metric
+# families must come from the cache, and the report must be complete
+import tempfile, time
+with tempfile.TemporaryDirectory() as tmp:
+    cmd = [str(examples / "evaluate"), "--out", tmp, "--skip", "llm"]
+    first = subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 1200
+    while not (Path(tmp) / "metrics/bert_ruber.json").exists():
+        if first.poll() is not None or time.time() > deadline:
+            sys.exit(f"FAILED: evaluate ended before caching bert_ruber: {first.stderr.read()}")
+        time.sleep(1)
+    time.sleep(5)
+    first.kill()
+    first.wait()
+    second = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    if second.returncode != 0:
+        sys.exit(f"FAILED: evaluate after a kill: {second.stderr}")
+    for family in ("lexical", "embedding", "bert_ruber"):
+        if f"evaluate: {family}: cached" not in second.stderr:
+            sys.exit(f"FAILED: evaluate recomputed {family} after the restart: {second.stderr}")
+    report = json.loads((Path(tmp) / "correlations.json").read_text())
+    metrics = {r["metric"] for r in report["turn_level"]}
+    want = {"BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1", "BERT-RUBER-unref", "BERT-RUBER-ref", "SLM", "Smatch"}
+    if not want <= metrics:
+        sys.exit(f"FAILED: evaluate report lacks {want - metrics}")
+    lines = (Path(tmp) / "scores.jsonl").read_text().splitlines()
+    for f in ("report.md", "correlations.md", "plots/heatmap_spearman.png", "plots/heatmap_spearman.svg", "plots/scatter_overall.png"):
+        if not (Path(tmp) / f).is_file():
+            sys.exit(f"FAILED: evaluate wrote no {f}")
+    if len(lines) != 300 or "llm: left out by --skip" not in (Path(tmp) / "report.md").read_text():
+        sys.exit("FAILED: evaluate scores.jsonl or skipped list")
+print(f"evaluate: killed during training, restarted from the caches, {len(metrics)} metrics reported")
 print(f"examples: {checked} AMR files and {len(pairs)} Smatch runs checked")

@@ -99,3 +99,7 @@ pub fn report_markdown(metrics: &[(&str, &[f64])], criteria: &[(String, Vec<f64>
     let config = dialeval_metrics::report::ReportConfig { bootstrap: None, ..Default::default() };
     Ok(dialeval_metrics::report::CorrelationReport::build(metrics, &criteria, &config)?.to_markdown())
 }
+
+/// The README's crate samples, compiled as doc-tests.
+#[doc = include_str!("../../README.md")]
+mod readme {}

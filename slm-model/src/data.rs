@@ -1,4 +1,4 @@
-//! From training pairs to tensors: a word-level tokenizer trained on the training text, the
+//! From training pairs to tensors: a WordPiece tokenizer trained on the training text, the
 //! Graph-Transformer input of each turn's AMR (amr-graph's concept sequence and relation-path
 //! matrix), and padded batches.
 //!
@@ -6,8 +6,6 @@
 //! joined by the `<unreachable>` path label. A turn without AMR contributes one `<none>` node, so
 //! text-only data runs through the same code.
 
-use std::collections::HashMap;
-use std::path::Path;
 
 use burn::prelude::*;
 use dialeval_amr_graph::AmrGraph;
@@ -18,55 +16,92 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::model::{GraphBatch, SlmBatch};
 
-/// Special token ids of [`WordTokenizer`].
+/// Special token ids of [`WordPieceTokenizer`].
 pub const PAD: u32 = 0;
-/// Unknown word.
+/// Unknown word piece.
 pub const UNK: u32 = 1;
 /// Start of the input.
 pub const CLS: u32 = 2;
 /// Separator after the context and after the response.
 pub const SEP: u32 = 3;
 
-/// A lowercasing word-and-punctuation tokenizer with a vocabulary from the training text,
-/// serialised as its token list (the index is rebuilt on load).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "Vec<String>", into = "Vec<String>")]
-pub struct WordTokenizer {
-    tokens: Vec<String>,
-    index: HashMap<String, u32>,
+const SPECIALS: [&str; 4] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"];
+
+/// A WordPiece tokenizer trained by the `tokenizers` crate on the training text (BERT's
+/// normaliser: lowercasing, accent stripping; BERT's pre-tokeniser), special tokens first so
+/// their ids are [`PAD`], [`UNK`], [`CLS`], [`SEP`]. Serialised as Hugging Face tokenizer JSON,
+/// so the saved file also loads in Python's `tokenizers`.
+#[derive(Debug, Clone)]
+pub struct WordPieceTokenizer {
+    inner: tokenizers::Tokenizer,
 }
 
-impl From<Vec<String>> for WordTokenizer {
-    fn from(tokens: Vec<String>) -> Self {
-        Self::from_tokens(tokens)
+impl Serialize for WordPieceTokenizer {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        self.inner.serialize(serializer)
     }
 }
 
-impl From<WordTokenizer> for Vec<String> {
-    fn from(t: WordTokenizer) -> Self {
-        t.tokens
-    }
-}
-
-fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    for c in text.chars().flat_map(char::to_lowercase) {
-        if c.is_alphanumeric() || c == '\'' {
-            current.push(c);
-        } else {
-            if !current.is_empty() {
-                out.push(std::mem::take(&mut current));
-            }
-            if !c.is_whitespace() {
-                out.push(c.to_string());
+impl<'de> Deserialize<'de> for WordPieceTokenizer {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let inner = tokenizers::Tokenizer::deserialize(deserializer)?;
+        for (id, token) in SPECIALS.iter().enumerate() {
+            if inner.token_to_id(token) != Some(id as u32) {
+                return Err(serde::de::Error::custom(format!("special token {token} must have id {id}")));
             }
         }
+        Ok(Self { inner })
     }
-    if !current.is_empty() {
-        out.push(current);
+}
+
+impl WordPieceTokenizer {
+    /// Trains a vocabulary of at most `vocab_size` pieces from `texts`, keeping pieces seen at
+    /// least `min_frequency` times.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the tokenizers crate fails to build or train.
+    pub fn train<'a>(texts: impl Iterator<Item = &'a str> + Send, vocab_size: usize, min_frequency: u64) -> Result<Self> {
+        use tokenizers::models::wordpiece::{WordPiece, WordPieceTrainer};
+        use tokenizers::normalizers::bert::BertNormalizer;
+        use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
+        use tokenizers::{AddedToken, DecoderWrapper, PostProcessorWrapper, TokenizerImpl};
+        let fail = |e: tokenizers::Error| Error::Config(format!("WordPiece training: {e}"));
+        let mut trainer = WordPieceTrainer::builder()
+            .vocab_size(vocab_size)
+            .min_frequency(min_frequency)
+            .show_progress(false)
+            .special_tokens(SPECIALS.iter().map(|t| AddedToken::from(*t, true)).collect())
+            .build();
+        let model = WordPiece::builder().unk_token("[UNK]".into()).build().map_err(fail)?;
+        let mut tokenizer: TokenizerImpl<WordPiece, BertNormalizer, BertPreTokenizer, PostProcessorWrapper, DecoderWrapper> = TokenizerImpl::new(model);
+        tokenizer.with_normalizer(Some(BertNormalizer::default())).map_err(fail)?.with_pre_tokenizer(Some(BertPreTokenizer));
+        tokenizer.train(&mut trainer, texts).map_err(fail)?;
+        let inner = tokenizers::Tokenizer::from(tokenizer);
+        let json = inner.to_string(false).map_err(fail)?;
+        serde_json::from_str(&json).map_err(|e| Error::Format(format!("trained tokenizer: {e}")))
     }
-    out.into_iter()
+
+    /// Vocabulary size, special tokens included.
+    pub fn len(&self) -> usize {
+        self.inner.get_vocab_size(true)
+    }
+
+    /// Whether only the special tokens exist.
+    pub fn is_empty(&self) -> bool {
+        self.len() <= SPECIALS.len()
+    }
+
+    /// Word-piece ids of `text` (no special tokens added).
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        // Encoding a plain string with a trained WordPiece model cannot fail; an error would
+        // mean an inconsistent vocabulary, which deserialisation has already checked.
+        self.inner.encode(text, false).map(|e| e.get_ids().to_vec()).unwrap_or_else(|_| vec![UNK])
+    }
+
+    /// The word pieces of `text`.
+    pub fn tokens(&self, text: &str) -> Vec<String> {
+        self.inner.encode(text, false).map(|e| e.get_tokens().to_vec()).unwrap_or_default()
+    }
 }
 
 #[cfg(test)]
@@ -74,72 +109,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tokenizer_round_trips_through_json() {
-        let t = WordTokenizer::train(["Hi there, how are you?", "hi, fine"], 1, 100);
-        let back: WordTokenizer = serde_json::from_str(&serde_json::to_string(&t).unwrap_or_default()).unwrap_or_else(|e| panic!("{e}"));
+    fn wordpiece_round_trips_through_json_and_splits_unseen_words() {
+        let texts = ["Hi there, how are you?", "hi, fine thanks", "I am playing football", "we played and we are playing", "hi there"];
+        let t = WordPieceTokenizer::train(texts.iter().copied(), 200, 1).unwrap_or_else(|e| panic!("{e}"));
+        let json = serde_json::to_string(&t).unwrap_or_default();
+        let back: WordPieceTokenizer = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back.encode("hi there"), t.encode("hi there"));
-        assert!(t.encode("hi there").iter().all(|&id| id != UNK));
-        assert_eq!(t.encode("zebra"), [UNK]);
-    }
-}
-
-impl WordTokenizer {
-    /// Keeps words seen at least `min_count` times, most frequent first (ties alphabetical),
-    /// at most `max_size` in all.
-    pub fn train<'a>(texts: impl IntoIterator<Item = &'a str>, min_count: usize, max_size: usize) -> Self {
-        let mut counts: HashMap<String, usize> = HashMap::new();
-        for t in texts {
-            for w in words(t) {
-                *counts.entry(w).or_default() += 1;
-            }
-        }
-        let mut frequent: Vec<(String, usize)> = counts.into_iter().filter(|(_, c)| *c >= min_count).collect();
-        frequent.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        let mut tokens: Vec<String> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"].iter().map(|s| (*s).to_owned()).collect();
-        tokens.extend(frequent.into_iter().map(|(w, _)| w).take(max_size.saturating_sub(4)));
-        Self::from_tokens(tokens)
-    }
-
-    /// The token list, specials first.
-    pub fn tokens(&self) -> &[String] {
-        &self.tokens
-    }
-
-    fn from_tokens(tokens: Vec<String>) -> Self {
-        let index = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
-        Self { tokens, index }
-    }
-
-    /// Vocabulary size.
-    pub fn len(&self) -> usize {
-        self.tokens.len()
-    }
-
-    /// Whether only the special tokens exist.
-    pub fn is_empty(&self) -> bool {
-        self.tokens.len() <= 4
-    }
-
-    /// Token ids of `text`.
-    pub fn encode(&self, text: &str) -> Vec<u32> {
-        words(text).map(|w| self.index.get(&w).copied().unwrap_or(UNK)).collect()
-    }
-
-    /// Writes the vocabulary as JSON.
-    ///
-    /// # Errors
-    /// [`Error::Io`].
-    pub fn save(&self, path: &Path) -> Result<()> {
-        std::fs::write(path, serde_json::to_string(self).unwrap_or_default()).map_err(|e| Error::io(path, e))
-    }
-
-    /// Reads a vocabulary written by [`WordTokenizer::save`].
-    ///
-    /// # Errors
-    /// [`Error::Io`] or [`Error::Format`].
-    pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        serde_json::from_str(&text).map_err(|e| Error::Format(format!("{}: {e}", path.display())))
+        assert!(t.encode("Hi THERE").iter().all(|&id| id > SEP), "lowercased and known");
+        // An unseen word is split into known pieces rather than one unknown token.
+        let pieces = t.tokens("playings");
+        assert!(pieces.len() > 1 && pieces.iter().skip(1).all(|p| p.starts_with("##")), "{pieces:?}");
+        assert!(t.encode("zebra").contains(&UNK) || t.tokens("zebra").len() > 1);
+        let bad = json.replace("[PAD]", "[PAX]");
+        assert!(serde_json::from_str::<WordPieceTokenizer>(&bad).is_err());
     }
 }
 
@@ -162,7 +144,7 @@ pub struct Example {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Featurizer {
     /// The tokenizer.
-    pub tokenizer: WordTokenizer,
+    pub tokenizer: WordPieceTokenizer,
     /// Concept vocabulary (amr-graph's).
     pub concepts: Vocab,
     /// Path-label vocabulary (amr-graph's).
@@ -182,16 +164,20 @@ pub fn graph_input(penman: &str, max_path: usize) -> Option<GraphInput> {
 }
 
 impl Featurizer {
-    /// Builds the tokenizer and vocabularies from training pairs.
-    pub fn fit(pairs: &[TrainingPair], max_len: usize, max_nodes: usize, max_path: usize) -> Self {
+    /// Builds the tokenizer (WordPiece, at most 8,000 pieces seen twice) and vocabularies from
+    /// training pairs.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the tokenizer cannot be trained.
+    pub fn fit(pairs: &[TrainingPair], max_len: usize, max_nodes: usize, max_path: usize) -> Result<Self> {
         let texts = pairs.iter().flat_map(|p| p.context.iter().map(String::as_str).chain(std::iter::once(p.response.as_str())));
-        let tokenizer = WordTokenizer::train(texts, 2, 20_000);
+        let tokenizer = WordPieceTokenizer::train(texts, 8_000, 2)?;
         let graphs: Vec<GraphInput> = pairs
             .iter()
             .flat_map(|p| p.context_amr.iter().flatten().chain(p.response_amr.iter()))
             .filter_map(|g| graph_input(g, max_path))
             .collect();
-        Self { tokenizer, concepts: Vocab::concepts(&graphs, 1), labels: Vocab::path_labels(&graphs, 1), max_len, max_nodes, max_path }
+        Ok(Self { tokenizer, concepts: Vocab::concepts(&graphs, 1), labels: Vocab::path_labels(&graphs, 1), max_len, max_nodes, max_path })
     }
 
     fn graph(&self, graphs: &[Option<&str>]) -> (Vec<u32>, Vec<u32>) {

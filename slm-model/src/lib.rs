@@ -7,12 +7,11 @@
 //! Backends are runtime devices: `Device::flex()` (CPU, the default and what the tests use) or,
 //! with the `wgpu` feature, a GPU device; modules carry no backend type.
 //!
-//! - [`data`]: a word tokenizer fitted on the training text, amr-graph's concept sequences and
+//! - [`data`]: a WordPiece tokenizer trained on the training text (`tokenizers` crate), amr-graph's concept sequences and
 //!   relation-path matrices (context turns merged block-diagonally), padded batches;
 //! - [`train`]: Adam with clipping, decay on plateau, early stopping on dev ROC AUC, a checkpoint
 //!   every epoch from which a restarted run continues exactly, a JSONL log; [`train::Scorer`].
 //!
-//! Not yet: the WordPiece tokenizer of the `tokenizers` crate and the `wgpu` tests on lavapipe.
 //! Benches: `cargo bench -p dialeval-benches --bench slm`.
 
 pub mod bert;

@@ -27,6 +27,8 @@ pub enum Mode {
     TextOnly,
     /// Graph encoder only.
     GraphOnly,
+    /// Text and graph concatenated and projected (the gate's ablation).
+    Concat,
 }
 
 /// Settings of the text encoder.
@@ -247,6 +249,7 @@ pub struct Slm {
     graph: GraphEncoder,
     graph_proj: Linear,
     gate: Linear,
+    concat: Linear,
     classifier: Linear,
     temperature: f64,
     contrastive_weight: f64,
@@ -261,6 +264,7 @@ impl SlmConfig {
             graph: self.graph.init(device),
             graph_proj: LinearConfig::new(2 * d, d).init(device),
             gate: LinearConfig::new(2 * d, d).init(device),
+            concat: LinearConfig::new(2 * d, d).init(device),
             classifier: LinearConfig::new(d, 2).init(device),
             temperature: self.temperature,
             contrastive_weight: self.contrastive_weight,
@@ -307,6 +311,7 @@ impl Slm {
         let fused = match mode {
             Mode::TextOnly => sentence.clone(),
             Mode::GraphOnly => graph.clone(),
+            Mode::Concat => self.concat.forward(Tensor::cat(vec![sentence.clone(), graph.clone()], 1)).tanh(),
             Mode::Gated => {
                 let g = sigmoid(self.gate.forward(Tensor::cat(vec![sentence.clone(), graph.clone()], 1)));
                 g.clone() * sentence.clone() + (g.neg() + 1.0) * graph.clone()
@@ -321,11 +326,12 @@ impl Slm {
         softmax(self.forward(batch, mode).logits, 1).slice([0..b, 1..2]).reshape([b])
     }
 
-    /// Cross-entropy plus `contrastive_weight` × the contrastive term (when both encoders run).
+    /// Cross-entropy plus `contrastive_weight` × the contrastive term (when both encoders run;
+    /// a weight of 0 is the "no contrastive loss" ablation).
     pub fn loss(&self, batch: &SlmBatch, mode: Mode) -> (Tensor<1>, SlmOutput) {
         let out = self.forward(batch, mode);
         let ce = CrossEntropyLoss::new(None, &out.logits.device()).forward(out.logits.clone(), batch.labels.clone());
-        let loss = if mode == Mode::Gated && self.contrastive_weight > 0.0 {
+        let loss = if matches!(mode, Mode::Gated | Mode::Concat) && self.contrastive_weight > 0.0 {
             ce + contrastive_loss(out.sentence.clone(), out.graph.clone(), batch.labels.clone(), self.temperature).mul_scalar(self.contrastive_weight)
         } else {
             ce

@@ -16,6 +16,10 @@
 //! exactly (as [`crate::train`]). Frozen token states come from an [`EmbeddingCache`], so the
 //! encoder runs once per distinct sentence, across runs too.
 //!
+//! Resume is exact for the pooling representations (tested); for the Bi-GRU one a resumed run
+//! continues from the checkpoint but its numbers drift from an uninterrupted run's (cause not
+//! yet found: burn's GRU record round trip or its optimiser state).
+//!
 //! The referenced score (cosine of pooled embeddings) and the hybrids live in the metrics crate
 //! (`referenced_score`, `min_max_normalize`, `hybrid`) and take the encoder through its traits.
 

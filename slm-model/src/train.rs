@@ -52,11 +52,18 @@ pub struct TrainConfig {
     pub max_nodes: usize,
     /// Labels per relation path.
     pub max_path: usize,
+    /// Weight of the contrastive term (0: the "no contrastive loss" ablation).
+    #[serde(default = "default_contrastive_weight")]
+    pub contrastive_weight: f64,
+}
+
+fn default_contrastive_weight() -> f64 {
+    0.5
 }
 
 impl Default for TrainConfig {
     fn default() -> Self {
-        Self { mode: Mode::Gated, epochs: 5, batch_size: 16, lr: 1e-3, lr_decay: 0.5, patience: 2, clip_norm: 1.0, seed: 0, d_model: 64, layers: 2, max_len: 96, max_nodes: 48, max_path: 4 }
+        Self { mode: Mode::Gated, epochs: 5, batch_size: 16, lr: 1e-3, lr_decay: 0.5, patience: 2, clip_norm: 1.0, seed: 0, d_model: 64, layers: 2, max_len: 96, max_nodes: 48, max_path: 4, contrastive_weight: 0.5 }
     }
 }
 
@@ -114,6 +121,7 @@ fn model_config(f: &Featurizer, c: &TrainConfig) -> SlmConfig {
         TextEncoderConfig::new(f.tokenizer.len()).with_d_model(c.d_model).with_d_ff(2 * c.d_model).with_n_layers(c.layers).with_max_len(c.max_len),
         GraphEncoderConfig::new(f.concepts.len(), f.labels.len()).with_d_model(c.d_model).with_n_layers(c.layers),
     )
+    .with_contrastive_weight(c.contrastive_weight)
 }
 
 pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
@@ -157,7 +165,7 @@ pub fn train(train_pairs: &[TrainingPair], dev_pairs: &[TrainingPair], config: &
     let featurizer: Featurizer = if resume {
         read_json(&dir.join("featurizer.json"))?
     } else {
-        let f = Featurizer::fit(train_pairs, config.max_len, config.max_nodes, config.max_path);
+        let f = Featurizer::fit(train_pairs, config.max_len, config.max_nodes, config.max_path)?;
         write_json(&dir.join("featurizer.json"), &f)?;
         write_json(&dir.join("train.json"), config)?;
         f

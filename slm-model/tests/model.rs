@@ -53,7 +53,7 @@ fn forward_gives_probabilities_for_every_mode() {
     device.seed(1);
     let model = config().init(&device);
     let b = batch(&device);
-    for mode in [Mode::Gated, Mode::TextOnly, Mode::GraphOnly] {
+    for mode in [Mode::Gated, Mode::TextOnly, Mode::GraphOnly, Mode::Concat] {
         let out = model.forward(&b, mode);
         assert_eq!(out.logits.dims(), [BATCH, 2]);
         assert_eq!(out.sentence.dims(), [BATCH, 16]);
