@@ -66,5 +66,23 @@ fn bench_slm(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_slm);
+/// all-MiniLM-L6-v2 embedding 32 real USR-PersonaChat responses (mean pooled, normalised) on
+/// flex; skipped when the model has not been fetched (`scripts/fetch_minilm.sh`).
+fn bench_minilm(c: &mut Criterion) {
+    use dialeval_common::SentenceEmbedder;
+    use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
+    let Ok(encoder) = PretrainedEncoder::load(&default_model_dir(), &Device::flex()) else {
+        eprintln!("SKIPPED: MiniLM not found; run scripts/fetch_minilm.sh");
+        return;
+    };
+    let usr = dialeval_testkit::read_json(&dialeval_testkit::workspace_dir().join("data/usr-personachat/pc_usr_data.json"));
+    let texts: Vec<String> = usr.as_array().into_iter().flatten().flat_map(|item| item["responses"].as_array().into_iter().flatten().filter_map(|r| r["response"].as_str().map(|s| s.trim().to_owned()))).take(32).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut group = c.benchmark_group("minilm");
+    group.sample_size(10);
+    group.bench_function("embed_32_usr_responses", |bench| bench.iter(|| encoder.embed_sentences(&refs).unwrap()));
+    group.finish();
+}
+
+criterion_group!(benches, bench_slm, bench_minilm);
 criterion_main!(benches);

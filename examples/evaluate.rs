@@ -559,6 +559,10 @@ fn correlate_all(run: &Run, columns: &[Column]) -> AnyResult<Summary> {
         }
     }
     let header: Vec<&str> = criteria.iter().map(|(c, _)| c.as_str()).collect();
+    if criteria.is_empty() {
+        let table = "No criterion is rated on at least 3 items: scores only, nothing to correlate.\n".to_owned();
+        return Ok(Summary { table, json: json!({"turn_level": [], "system_level": [], "best_by_spearman": {}, "williams_vs_best": []}) });
+    }
     let mut table = format!("| metric | n | {} |\n|---|---|{}\n", header.join(" | "), "---|".repeat(header.len()));
     for (m, (name, values)) in columns.iter().enumerate() {
         let n = values.iter().filter(|v| v.is_some()).count();

@@ -75,16 +75,17 @@ pub fn embedding_cache(encoder_dir: &std::path::Path, dim: usize) -> Result<dial
     Ok(dialeval_slm_model::ruber::EmbeddingCache::open(&dir.join(format!("{name}.bin")), dim)?)
 }
 
-/// The mean human score of every criterion rated on every item, in [`Criterion::ALL`] order
-/// (a criterion missing on some item is left out).
+/// The mean human score per item of every criterion rated on at least 3 items, in
+/// [`Criterion::ALL`] order; items without a rating of it get NaN (which the correlations leave
+/// out or propagate, as their NaN policy says).
 ///
 /// [`Criterion::ALL`]: dialeval_common::Criterion::ALL
 pub fn human_criteria(items: &[dialeval_datasets::DialogueItem]) -> Vec<(String, Vec<f64>)> {
     dialeval_common::Criterion::ALL
         .iter()
         .filter_map(|&c| {
-            let values: Option<Vec<f64>> = items.iter().map(|i| i.mean(c)).collect();
-            values.map(|v| (c.name().to_owned(), v))
+            let values: Vec<f64> = items.iter().map(|i| i.mean(c).unwrap_or(f64::NAN)).collect();
+            (values.iter().filter(|v| v.is_finite()).count() >= 3).then(|| (c.name().to_owned(), values))
         })
         .collect()
 }
