@@ -16,9 +16,9 @@
 //! exactly (as [`crate::train`]). Frozen token states come from an [`EmbeddingCache`], so the
 //! encoder runs once per distinct sentence, across runs too.
 //!
-//! Resume is exact for the pooling representations (tested); for the Bi-GRU one a resumed run
-//! continues from the checkpoint but its numbers drift from an uninterrupted run's (cause not
-//! yet found: burn's GRU record round trip or its optimiser state).
+//! A resumed run reaches the same numbers as an uninterrupted one on CPU, as long as nothing
+//! else in the process seeds or draws from burn's device RNG meanwhile (the seed is
+//! process-wide).
 //!
 //! The referenced score (cosine of pooled embeddings) and the hybrids live in the metrics crate
 //! (`referenced_score`, `min_max_normalize`, `hybrid`) and take the encoder through its traits.
