@@ -6,11 +6,13 @@
 //!
 //! ```text
 //! cargo run --release --example amr_experiment -- --out DIR [--seeds 0,1,2] [--epochs 3]
-//!     [--modes gated,text_only,graph_only] [--shared ../shared]
+//!     [--modes gated,text_only,graph_only] [--rest-contexts 300] [--shared ../shared]
 //! ```
 //! Dev split: 10% of the annotated contexts, by context id (never by response). Each run is a
 //! resumable `train` directory `DIR/<mode>-seed<k>`; finished runs are reused. Prints a
-//! Markdown table and writes `DIR/results.json`.
+//! Markdown table and writes `DIR/results.json` (runs of other modes or seeds already there are
+//! kept, so the grid can be run one cell per process). `--rest-contexts` caps the text-only
+//! rest of the test set (contexts in file order).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -64,7 +66,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let test_ids = ids(&silver.join("dailydialog-plusplus-test100.context-ids.json"))?;
     let dev_contexts: Vec<_> = ddpp::load(&dd.join("dev.json"))?.into_iter().filter(|c| dev_ids.contains(&c.id)).collect();
     let test_all = ddpp::load(&dd.join("test.json"))?;
-    let (annotated, rest): (Vec<_>, Vec<_>) = test_all.into_iter().partition(|c| test_ids.contains(&c.id));
+    let (annotated, mut rest): (Vec<_>, Vec<_>) = test_all.into_iter().partition(|c| test_ids.contains(&c.id));
+    rest.truncate(get("rest-contexts", "300").parse()?);
     let config = |seed| DdppPairConfig { max_context_turns: Some(2), seed, ..DdppPairConfig::default() };
     let (mut pairs, _) = ddpp_pairs(&dev_contexts, "dev.json", Some(&exclude), &config(0))?;
     attach(&mut pairs, &index);
@@ -99,7 +102,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         })
         .collect();
     let criteria = human_criteria(&usr);
-    let mut results = Vec::new();
+    // Earlier runs into the same directory (other modes or seeds) are kept.
+    let mut results: Vec<serde_json::Value> = std::fs::read_to_string(out.join("results.json")).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
     for &seed in &seeds {
         let (mut train_p, mut dev_p) = (Vec::new(), Vec::new());
         for p in &pairs {
@@ -135,13 +139,20 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 "usr": correlations,
             });
             eprintln!("{row}");
+            results.retain(|r| !(r["mode"] == row["mode"] && r["seed"] == row["seed"]));
             results.push(row);
             std::fs::write(out.join("results.json"), serde_json::to_string_pretty(&results)?)?;
         }
     }
     println!("| mode | test100 AUC pos vs adv | test100 AUC pos vs rand | rest-of-test AUC adv / rand | USR Overall Spearman | USR Overall Pearson | s/epoch |\n|---|---|---|---|---|---|---|");
-    for &mode in &modes {
-        let rows: Vec<&serde_json::Value> = results.iter().filter(|r| r["mode"] == json!(mode)).collect();
+    let all_modes: Vec<serde_json::Value> = results.iter().map(|r| r["mode"].clone()).fold(Vec::new(), |mut v, m| {
+        if !v.contains(&m) {
+            v.push(m);
+        }
+        v
+    });
+    for mode in &all_modes {
+        let rows: Vec<&serde_json::Value> = results.iter().filter(|r| &r["mode"] == mode).collect();
         let stat = |f: &dyn Fn(&serde_json::Value) -> f64| {
             let v: Vec<f64> = rows.iter().map(|r| f(r)).collect();
             let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
@@ -150,7 +161,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         };
         let num = |k: &'static str| move |r: &serde_json::Value| r[k].as_f64().unwrap_or(f64::NAN);
         println!(
-            "| {mode:?} | {} | {} | {} / {} | {} | {} | {} |",
+            "| {} ({} seeds) | {} | {} | {} / {} | {} | {} | {} |",
+            mode.as_str().unwrap_or("?"),
+            rows.len(),
             stat(&num("test100_auc_adversarial")),
             stat(&num("test100_auc_random")),
             stat(&num("test_rest_auc_adversarial")),
