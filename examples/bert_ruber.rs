@@ -88,6 +88,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             let items = dialeval_datasets::usr::load(&shared.join("data/usr-personachat/pc_usr_data.json"))?;
             let queries: Vec<String> = items.iter().map(|i| scorer.config.query(&i.context.iter().map(|t| t.text.as_str()).collect::<Vec<_>>())).collect();
             let responses: Vec<&str> = items.iter().map(|i| i.response.as_ref().map_or("", |r| r.text.as_str())).collect();
+            let started = std::time::Instant::now();
+            dialeval_common::SentenceEmbedder::embed_sentences(&encoder, &responses).map_err(|e| e.to_string())?;
+            let seconds = started.elapsed().as_secs_f64();
+            eprintln!("bert_ruber: embedded the {} responses in {seconds:.2} s ({:.1} ms per sentence, batches of {})", responses.len(), 1000.0 * seconds / responses.len() as f64, encoder.batch_size);
             let mut cache = embedding_cache(&encoder_dir, encoder.hidden_size())?;
             let texts: Vec<&str> = queries.iter().map(String::as_str).chain(responses.iter().copied()).collect();
             cache.fill(&encoder, &texts, &|_, _| {})?;
