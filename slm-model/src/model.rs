@@ -296,7 +296,7 @@ pub struct SlmOutput {
     pub logits: Tensor<2>,
     /// `[batch, d]` sentence representation `H_S`.
     pub sentence: Tensor<2>,
-    /// `[batch, d]` graph representation `H_A`.
+    /// `[batch, d]` graph representation `H_A` (zeros in text-only mode).
     pub graph: Tensor<2>,
 }
 
@@ -304,10 +304,14 @@ impl Slm {
     /// Logits and both representations.
     pub fn forward(&self, batch: &SlmBatch, mode: Mode) -> SlmOutput {
         let sentence = self.text.forward(batch.tokens.clone(), batch.segments.clone(), batch.pad.clone());
-        let graph = self.graph_proj.forward(Tensor::cat(
-            vec![self.graph.forward(batch.context_graph.clone()), self.graph.forward(batch.response_graph.clone())],
-            1,
-        ));
+        // Text-only skips the graph encoder: an unused branch is never consumed by backward, and
+        // burn's autodiff kept its graph alive (memory grew by ~45 MB per training step).
+        let graph = if mode == Mode::TextOnly {
+            sentence.clone().zeros_like()
+        } else {
+            let pooled = vec![self.graph.forward(batch.context_graph.clone()), self.graph.forward(batch.response_graph.clone())];
+            self.graph_proj.forward(Tensor::cat(pooled, 1))
+        };
         let fused = match mode {
             Mode::TextOnly => sentence.clone(),
             Mode::GraphOnly => graph.clone(),
