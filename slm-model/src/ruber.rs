@@ -37,12 +37,11 @@ use burn::optim::{AdamConfig, GradientsParams};
 use burn::prelude::*;
 use burn::store::ModuleRecord;
 use burn::tensor::TensorData;
-use dialeval_common::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 use crate::bert::PretrainedEncoder;
 use crate::error::{Error, Result};
-use crate::train::{read_json, record_error, roc_auc, write_json};
+use crate::train::{LoopState, append_log, epoch_order, read_json, record_error, roc_auc, write_json};
 
 /// Where token vectors come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -475,14 +474,6 @@ pub struct RuberEpoch {
     pub seconds: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct RuberState {
-    epoch: usize,
-    lr: f64,
-    best_auc: f64,
-    bad_epochs: usize,
-}
-
 /// What [`train_unreferenced`] saves beside the weights.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct RuberMeta {
@@ -534,7 +525,7 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
     device.seed(config.seed);
     let mut model = config.init(cache.dim, vocab, &device);
     let mut optim = AdamConfig::new().with_grad_clipping(Some(GradientClippingConfig::Norm(5.0))).init();
-    let mut state = RuberState { epoch: 0, lr: config.lr, best_auc: f64::NEG_INFINITY, bad_epochs: 0 };
+    let mut state = LoopState::new(config.lr);
     if resume {
         state = read_json(&checkpoint.join("state.json"))?;
         let path = checkpoint.join("model");
@@ -552,11 +543,7 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
         }
         let started = Instant::now();
         device.seed(config.seed.wrapping_add(epoch as u64));
-        let mut order: Vec<usize> = (0..train.len()).collect();
-        let mut rng = SplitMix64(config.seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9));
-        for i in (1..order.len()).rev() {
-            order.swap(i, rng.below(i + 1));
-        }
+        let order = epoch_order(train.len(), config.seed, epoch);
         let steps = order.len().div_ceil(config.batch_size);
         let mut total = 0.0;
         for (step, chunk) in order.chunks(config.batch_size).enumerate() {
@@ -575,25 +562,18 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
         let auc = roc_auc(&scores, &dev_labels).unwrap_or(0.5);
         let accuracy = scores.iter().zip(&dev_labels).filter(|(s, l)| (**s >= 0.5) == (**l == 1)).count() as f64 / scores.len() as f64;
         let log = RuberEpoch { epoch, train_loss: total / steps as f64, dev_auc: auc, dev_accuracy: accuracy, lr: state.lr, seconds: started.elapsed().as_secs_f64() };
-        if auc > state.best_auc {
-            state.best_auc = auc;
-            state.bad_epochs = 0;
+        if state.finish_epoch(epoch, auc, config.lr_decay) {
             let best = dir.join("best");
             std::fs::create_dir_all(&best).map_err(|e| Error::io(&best, e))?;
             let path = best.join("model");
             valid.into_record().save(&path).map_err(|e| record_error(&path, e))?;
-        } else {
-            state.bad_epochs += 1;
-            state.lr *= config.lr_decay;
         }
-        state.epoch = epoch;
         let path = checkpoint.join("model");
         model.clone().into_record().save(&path).map_err(|e| record_error(&path, e))?;
         let path = checkpoint.join("optim");
         optim.save(&path).map_err(|e| record_error(&path, e))?;
         write_json(&checkpoint.join("state.json"), &state)?;
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&log_path).map_err(|e| Error::io(&log_path, e))?;
-        writeln!(file, "{}", serde_json::to_string(&log).unwrap_or_default()).map_err(|e| Error::io(&log_path, e))?;
+        append_log(&log_path, &log)?;
         logs.push(log);
     }
     Ok(logs)

@@ -85,11 +85,51 @@ pub struct EpochLog {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct LoopState {
-    epoch: usize,
-    lr: f64,
-    best_auc: f64,
-    bad_epochs: usize,
+pub(crate) struct LoopState {
+    pub(crate) epoch: usize,
+    pub(crate) lr: f64,
+    pub(crate) best_auc: f64,
+    pub(crate) bad_epochs: usize,
+}
+
+impl LoopState {
+    /// The state before the first epoch.
+    pub(crate) fn new(lr: f64) -> Self {
+        Self { epoch: 0, lr, best_auc: f64::NEG_INFINITY, bad_epochs: 0 }
+    }
+
+    /// Records the dev AUC of `epoch`: a better one resets the patience count (and the caller
+    /// saves the best model); otherwise the count grows and the rate decays by `lr_decay`.
+    /// Returns whether the epoch was the best so far.
+    pub(crate) fn finish_epoch(&mut self, epoch: usize, auc: f64, lr_decay: f64) -> bool {
+        self.epoch = epoch;
+        if auc > self.best_auc {
+            self.best_auc = auc;
+            self.bad_epochs = 0;
+            true
+        } else {
+            self.bad_epochs += 1;
+            self.lr *= lr_decay;
+            false
+        }
+    }
+}
+
+/// The order of `n` training items in `epoch`: a shuffle derived from `seed` and the epoch, so a
+/// resumed run repeats it.
+pub(crate) fn epoch_order(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut rng = SplitMix64(seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9));
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    order
+}
+
+/// Appends one JSON line to the log at `path`.
+pub(crate) fn append_log(path: &Path, line: &impl Serialize) -> Result<()> {
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| Error::io(path, e))?;
+    writeln!(file, "{}", serde_json::to_string(line).unwrap_or_default()).map_err(|e| Error::io(path, e))
 }
 
 /// ROC AUC of scores against 0/1 labels (Mann-Whitney U with average ranks); `None` when one
@@ -178,7 +218,7 @@ pub fn train(train_pairs: &[TrainingPair], dev_pairs: &[TrainingPair], config: &
         .with_weight_decay(Some(WeightDecayConfig::new(1e-5)))
         .with_grad_clipping(Some(GradientClippingConfig::Norm(config.clip_norm)))
         .init();
-    let mut state = LoopState { epoch: 0, lr: config.lr, best_auc: f64::NEG_INFINITY, bad_epochs: 0 };
+    let mut state = LoopState::new(config.lr);
     if resume {
         state = read_json(&checkpoint.join("state.json"))?;
         let path = checkpoint.join("model");
@@ -197,11 +237,7 @@ pub fn train(train_pairs: &[TrainingPair], dev_pairs: &[TrainingPair], config: &
         }
         let started = Instant::now();
         device.seed(config.seed.wrapping_add(epoch as u64));
-        let mut order: Vec<usize> = (0..train_examples.len()).collect();
-        let mut rng = SplitMix64(config.seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9));
-        for i in (1..order.len()).rev() {
-            order.swap(i, rng.below(i + 1));
-        }
+        let order = epoch_order(train_examples.len(), config.seed, epoch);
         let steps = order.len().div_ceil(config.batch_size);
         let mut total = 0.0;
         for (step, chunk) in order.chunks(config.batch_size).enumerate() {
@@ -218,26 +254,19 @@ pub fn train(train_pairs: &[TrainingPair], dev_pairs: &[TrainingPair], config: &
         let auc = roc_auc(&scores, &dev_labels).unwrap_or(0.5);
         let accuracy = scores.iter().zip(&dev_labels).filter(|(s, l)| (**s >= 0.5) == (**l == 1)).count() as f64 / scores.len() as f64;
         let log = EpochLog { epoch, train_loss: total / steps as f64, dev_accuracy: accuracy, dev_auc: auc, lr: state.lr, seconds: started.elapsed().as_secs_f64() };
-        if auc > state.best_auc {
-            state.best_auc = auc;
-            state.bad_epochs = 0;
+        if state.finish_epoch(epoch, auc, config.lr_decay) {
             let best = dir.join("best");
             std::fs::create_dir_all(&best).map_err(|e| Error::io(&best, e))?;
             let path = best.join("model");
             valid.clone().into_record().save(&path).map_err(|e| record_error(&path, e))?;
             write_json(&best.join("mode.json"), &config.mode)?;
-        } else {
-            state.bad_epochs += 1;
-            state.lr *= config.lr_decay;
         }
-        state.epoch = epoch;
         let path = checkpoint.join("model");
         model.clone().into_record().save(&path).map_err(|e| record_error(&path, e))?;
         let path = checkpoint.join("optim");
         optim.save(&path).map_err(|e| record_error(&path, e))?;
         write_json(&checkpoint.join("state.json"), &state)?;
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&log_path).map_err(|e| Error::io(&log_path, e))?;
-        writeln!(file, "{}", serde_json::to_string(&log).unwrap_or_default()).map_err(|e| Error::io(&log_path, e))?;
+        append_log(&log_path, &log)?;
         logs.push(log);
     }
     Ok(logs)
