@@ -294,7 +294,7 @@ pub struct SlmBatch {
 pub struct SlmOutput {
     /// `[batch, 2]` class logits.
     pub logits: Tensor<2>,
-    /// `[batch, d]` sentence representation `H_S`.
+    /// `[batch, d]` sentence representation `H_S` (zeros in graph-only mode).
     pub sentence: Tensor<2>,
     /// `[batch, d]` graph representation `H_A` (zeros in text-only mode).
     pub graph: Tensor<2>,
@@ -303,11 +303,13 @@ pub struct SlmOutput {
 impl Slm {
     /// Logits and both representations.
     pub fn forward(&self, batch: &SlmBatch, mode: Mode) -> SlmOutput {
-        let sentence = self.text.forward(batch.tokens.clone(), batch.segments.clone(), batch.pad.clone());
-        // Text-only skips the graph encoder: an unused branch is never consumed by backward, and
-        // burn's autodiff kept its graph alive (memory grew by ~45 MB per training step).
+        // Each single-encoder mode skips the other encoder: an unused branch is never consumed by
+        // backward, and burn's autodiff kept its graph alive (memory grew by ~45 MB per step).
+        let [b, _] = batch.tokens.dims();
+        let zeros = || Tensor::<2>::zeros([b, self.classifier.weight.dims()[0]], &batch.tokens.device());
+        let sentence = if mode == Mode::GraphOnly { zeros() } else { self.text.forward(batch.tokens.clone(), batch.segments.clone(), batch.pad.clone()) };
         let graph = if mode == Mode::TextOnly {
-            sentence.clone().zeros_like()
+            zeros()
         } else {
             let pooled = vec![self.graph.forward(batch.context_graph.clone()), self.graph.forward(batch.response_graph.clone())];
             self.graph_proj.forward(Tensor::cat(pooled, 1))
