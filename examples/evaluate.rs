@@ -36,7 +36,7 @@ use dialeval_amr_graph::smatch::{Smatch, SmatchConfig};
 use dialeval_common::TokenEmbedder;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp::{self, ExcludeList};
-use dialeval_datasets::pairs::{DdppPairConfig, PairKind, Split, TrainingPair, ddpp_pairs, split_of};
+use dialeval_datasets::pairs::{DdppPairConfig, PairKind, Split, TrainingPair, ddpp_context, ddpp_pairs, split_by_group, split_of};
 use dialeval_datasets::DialogueItem;
 use dialeval_examples::plot::{Panel, heatmap, scatter_grid};
 use dialeval_examples::{Progress, embedding_cache, human_criteria};
@@ -393,14 +393,10 @@ fn train_default_slm(run: &Run, dir: &Path) -> AnyResult<()> {
     let ids: Vec<u64> = serde_json::from_str(&std::fs::read_to_string(run.data.join("silver-amr/dailydialog-plusplus-dev200.context-ids.json"))?)?;
     let chosen: Vec<ddpp::DdppContext> = contexts.into_iter().filter(|c| ids.contains(&c.id)).collect();
     let index = AmrIndex::load(&[run.data.join("silver-amr/dailydialog-plusplus-dev200.silver.amr.txt")])?;
-    let (pairs, _) = ddpp_pairs(&chosen, "dev.json", Some(&exclude), &DdppPairConfig { max_context_turns: Some(2), seed: run.seed, ..DdppPairConfig::default() })?;
-    let (mut train_p, mut dev_p) = (Vec::new(), Vec::new());
-    for mut p in pairs {
-        p.context_amr = p.context.iter().map(|t| index.by_text(t).map(|b| b.penman.clone())).collect();
-        p.response_amr = index.by_text(&p.response).map(|b| b.penman.clone());
-        let context_id = p.id.split('/').next().unwrap_or_default().to_owned();
-        if split_of(&context_id, [0.9, 0.1, 0.0], run.seed)? == Split::Train { train_p.push(p) } else { dev_p.push(p) }
-    }
+    let (mut pairs, _) = ddpp_pairs(&chosen, "dev.json", Some(&exclude), &DdppPairConfig { max_context_turns: Some(2), seed: run.seed, ..DdppPairConfig::default() })?;
+    let coverage = index.attach_pairs(&mut pairs);
+    eprintln!("evaluate: silver graphs for {} of {} DailyDialog++ turns and responses", coverage.with_amr, coverage.turns);
+    let (train_p, dev_p) = split_by_group(pairs, 0.1, run.seed, ddpp_context)?;
     eprintln!("evaluate: training the SLM (gated, silver AMR) on {} DailyDialog++ pairs ({} dev) into {}", train_p.len(), dev_p.len(), dir.display());
     let config = TrainConfig { mode: Mode::Gated, epochs: 3, seed: run.seed, ..TrainConfig::default() };
     let bar = Progress::new("SLM");

@@ -19,7 +19,7 @@ use std::process::ExitCode;
 
 use dialeval_datasets::amr::{AmrIndex, read_blocks};
 use dialeval_datasets::ddpp::{self, ExcludeList};
-use dialeval_datasets::pairs::{DdppPairConfig, DiplomacyPairConfig, Split, TrainingPair, ddpp_pairs, diplomacy_pairs, split_of};
+use dialeval_datasets::pairs::{DdppPairConfig, DiplomacyPairConfig, TrainingPair, ddpp_context, ddpp_pairs, diplomacy_pairs, split_by_group};
 use dialeval_slm_model::model::Mode;
 use dialeval_slm_model::train::{TrainConfig, train};
 
@@ -35,33 +35,26 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mode: Mode = serde_json::from_value(serde_json::Value::String(get("mode", "gated")))?;
     let seed: u64 = get("seed", "0").parse()?;
     let limit: usize = get("limit", "0").parse()?;
-    let (mut train_pairs, mut dev_pairs): (Vec<TrainingPair>, Vec<TrainingPair>) = (Vec::new(), Vec::new());
-    match get("data", "ddpp").as_str() {
+    let (mut train_pairs, mut dev_pairs): (Vec<TrainingPair>, Vec<TrainingPair>) = match get("data", "ddpp").as_str() {
         "ddpp" => {
             let dir = shared.join("data/dailydialog-plusplus");
             let contexts = ddpp::load(&dir.join("dev.json"))?;
             let exclude = ExcludeList::load(&dir.join("overlap_exclude_ids.tsv"))?;
-            let (pairs, excluded) = ddpp_pairs(&contexts, "dev.json", Some(&exclude), &DdppPairConfig { max_context_turns: Some(2), seed, ..DdppPairConfig::default() })?;
+            let (mut pairs, excluded) = ddpp_pairs(&contexts, "dev.json", Some(&exclude), &DdppPairConfig { max_context_turns: Some(2), seed, ..DdppPairConfig::default() })?;
             eprintln!("train_slm: {} pairs from {} contexts ({excluded} excluded)", pairs.len(), contexts.len());
             let silver: Vec<PathBuf> = std::fs::read_dir(shared.join("data/silver-amr")).map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(".silver.amr.txt")).collect()).unwrap_or_default();
             let index = AmrIndex::load(&silver)?;
-            for mut p in pairs {
-                p.context_amr = p.context.iter().map(|t| index.by_text(t).map(|b| b.penman.clone())).collect();
-                p.response_amr = index.by_text(&p.response).map(|b| b.penman.clone());
-                let context_id = p.id.split('/').next().unwrap_or_default().to_owned();
-                if split_of(&context_id, [0.9, 0.1, 0.0], seed)? == Split::Train { train_pairs.push(p) } else { dev_pairs.push(p) }
-            }
+            let coverage = index.attach_pairs(&mut pairs);
+            eprintln!("train_slm: silver graphs for {} of {} turns and responses", coverage.with_amr, coverage.turns);
+            split_by_group(pairs, 0.1, seed, ddpp_context)?
         }
         "diplomacy" => {
             let blocks = read_blocks(&shared.join("data/amr-diplomacy/dip-all-amr-smosher.txt"))?;
             let (pairs, _) = diplomacy_pairs(&blocks, &DiplomacyPairConfig { seed, ..DiplomacyPairConfig::default() })?;
-            for p in pairs {
-                let conversation = p.id.rsplit_once('.').map_or(p.id.clone(), |(c, _)| c.to_owned());
-                if split_of(&conversation, [0.85, 0.15, 0.0], seed)? == Split::Train { train_pairs.push(p) } else { dev_pairs.push(p) }
-            }
+            split_by_group(pairs, 0.15, seed, |p| p.id.rsplit_once('.').map_or(p.id.as_str(), |(conversation, _)| conversation))?
         }
         other => return Err(format!("unknown --data {other:?} (ddpp, diplomacy)").into()),
-    }
+    };
     if limit > 0 {
         train_pairs.truncate(limit);
         dev_pairs.truncate(limit / 4 + 1);
@@ -79,14 +72,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         contrastive_weight: get("contrastive-weight", "0.5").parse()?,
         ..TrainConfig::default()
     };
-    let bar = indicatif::ProgressBar::new(0);
-    bar.set_style(indicatif::ProgressStyle::with_template("epoch {msg} {bar:40} {pos}/{len} steps, eta {eta}").unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()));
-    let logs = train(&train_pairs, &dev_pairs, &config, &out, &|epoch, step, steps| {
-        bar.set_message(epoch.to_string());
-        bar.set_length(steps as u64);
-        bar.set_position(step as u64);
-    })?;
-    bar.finish_and_clear();
+    let bar = dialeval_examples::Progress::new("train_slm");
+    let logs = train(&train_pairs, &dev_pairs, &config, &out, &|e, s, n| bar.update_epoch(e, s, n))?;
+    bar.finish();
     for l in logs {
         println!("{}", serde_json::to_string(&l)?);
     }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Place, Result};
 use crate::item::{DialogueItem, Turn};
+use crate::pairs::TrainingPair;
 
 /// One graph of a side file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,6 +184,23 @@ impl AmrIndex {
             if let Some(r) = &mut item.response {
                 self.attach_turn(r, &mut coverage);
             }
+        }
+        coverage
+    }
+
+    /// Attaches graphs to the context turns and response of every training pair, matched by
+    /// sentence text; pairs without a graph keep `None` there (flagged, never dropped).
+    pub fn attach_pairs(&self, pairs: &mut [TrainingPair]) -> Coverage {
+        let mut coverage = Coverage::default();
+        let mut look_up = |text: &str| {
+            coverage.turns += 1;
+            let graph = self.by_text(text).map(|b| b.penman.clone());
+            coverage.with_amr += usize::from(graph.is_some());
+            graph
+        };
+        for p in pairs {
+            p.context_amr = p.context.iter().map(|t| look_up(t)).collect();
+            p.response_amr = look_up(&p.response);
         }
         coverage
     }

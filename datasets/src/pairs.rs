@@ -151,6 +151,25 @@ pub enum Split {
     Test,
 }
 
+/// Splits pairs into (train, dev) by group, so that all pairs of one context (or conversation)
+/// land on the same side — never by response: a group goes to dev with probability
+/// `dev_fraction`, decided by [`split_of`] on its key with `seed`.
+///
+/// # Errors
+/// [`Error::Config`] when `dev_fraction` is outside [0, 1].
+pub fn split_by_group(pairs: Vec<TrainingPair>, dev_fraction: f64, seed: u64, group: impl Fn(&TrainingPair) -> &str) -> Result<(Vec<TrainingPair>, Vec<TrainingPair>)> {
+    let (mut train, mut dev) = (Vec::new(), Vec::new());
+    for p in pairs {
+        if split_of(group(&p), [1.0 - dev_fraction, dev_fraction, 0.0], seed)? == Split::Train { train.push(p) } else { dev.push(p) }
+    }
+    Ok((train, dev))
+}
+
+/// The context of a DailyDialog++ pair (`file#context`), the group of [`split_by_group`].
+pub fn ddpp_context(pair: &TrainingPair) -> &str {
+    pair.id.split('/').next().unwrap_or_default()
+}
+
 /// A deterministic split: `id` is hashed with `seed` (FNV-1a then SplitMix64) into [0, 1) and
 /// compared with the cumulative `ratios` (train, dev, test). The same id always lands in the
 /// same split, whatever else the corpus holds.

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use dialeval_datasets::amr::{AmrIndex, read_blocks};
-use dialeval_datasets::pairs::{DdppPairConfig, DiplomacyPairConfig, PairKind, ddpp_pairs, diplomacy_pairs};
+use dialeval_datasets::pairs::{DdppPairConfig, DiplomacyPairConfig, PairKind, ddpp_context, ddpp_pairs, diplomacy_pairs, split_by_group};
 use dialeval_datasets::{Corpus, Criterion, ddpp, fed, topical, usr};
 use dialeval_testkit::shared_dir;
 
@@ -138,6 +138,21 @@ fn silver_amr_covers_the_listed_dailydialog_contexts() {
             assert!(index.by_text(text).is_some(), "context {id}: no silver graph for {text:?}");
         }
     }
+    // The 500 annotated dev contexts as training pairs: every turn and response gets its graph,
+    // and the dev split keeps each context's 15 pairs together.
+    let mut ids: Vec<u64> = serde_json::from_str(&std::fs::read_to_string(silver.join("dailydialog-plusplus-dev200.context-ids.json")).unwrap()).unwrap();
+    ids.extend(serde_json::from_str::<Vec<u64>>(&std::fs::read_to_string(silver.join("dailydialog-plusplus-dev-more300.context-ids.json")).unwrap()).unwrap());
+    let chosen: Vec<_> = dev.into_iter().filter(|c| ids.contains(&c.id)).collect();
+    let (mut pairs, excluded) = ddpp_pairs(&chosen, "dev.json", None, &DdppPairConfig { max_context_turns: Some(2), ..DdppPairConfig::default() }).unwrap();
+    assert_eq!((pairs.len(), excluded), (7500, 0));
+    let coverage = index.attach_pairs(&mut pairs);
+    assert_eq!((coverage.turns, coverage.with_amr), (7500 * 3 - pairs.iter().filter(|p| p.context.len() < 2).count(), coverage.turns));
+    assert!(pairs.iter().all(|p| p.response_amr.is_some() && p.context_amr.len() == p.context.len()));
+    let (train, dev) = split_by_group(pairs, 0.1, 7, ddpp_context).unwrap();
+    let dev_contexts: std::collections::HashSet<&str> = dev.iter().map(ddpp_context).collect();
+    assert!(train.iter().all(|p| !dev_contexts.contains(ddpp_context(p))), "a context is on both sides");
+    assert_eq!(dev.len() % 15, 0);
+    assert!((20..=80).contains(&dev_contexts.len()), "{} dev contexts of 500", dev_contexts.len());
 }
 
 #[test]
