@@ -70,13 +70,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     };
     let config = JudgeConfig { model: get("model", "smollm2-135m"), budget_chars: get("budget", "12000").parse()?, ..JudgeConfig::default() };
     let judge = Judge::new(client, templates, config);
-    let bar = indicatif::ProgressBar::new(0);
-    bar.set_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} judgements, {elapsed} elapsed, eta {eta}").unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()));
-    let results = judge.judge_batch(&inputs, &criteria, variant, scoring, &|done, total| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    });
-    bar.finish_and_clear();
+    let bar = dialeval_examples::Progress::new("judgements");
+    let results = judge.judge_batch(&inputs, &criteria, variant, scoring, &|done, total| bar.update(done, total));
+    bar.finish();
     for (item, row) in items.iter().zip(results) {
         for r in row {
             let line = match r {

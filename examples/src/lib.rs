@@ -30,9 +30,12 @@ pub fn finish(name: &str, result: Result<(), Box<dyn std::error::Error>>) -> Exi
     }
 }
 
-/// A progress bar on stderr for long steps (hidden when stderr is not a terminal).
+/// Progress of a long step on stderr: a bar on a terminal; elsewhere (CI logs, redirected
+/// output) a plain line at most every 30 s and when a count completes.
 pub struct Progress {
     bar: indicatif::ProgressBar,
+    what: String,
+    plain: Option<std::sync::Mutex<std::time::Instant>>,
 }
 
 impl Progress {
@@ -41,19 +44,32 @@ impl Progress {
         let bar = indicatif::ProgressBar::new(0);
         let style = indicatif::ProgressStyle::with_template(&format!("{what} {{msg}} {{bar:40}} {{pos}}/{{len}}, eta {{eta}}")).unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
         bar.set_style(style);
-        Self { bar }
+        let plain = (!std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| std::sync::Mutex::new(std::time::Instant::now()));
+        Self { bar, what: what.to_owned(), plain }
     }
 
     /// `done` of `total`.
     pub fn update(&self, done: usize, total: usize) {
         self.bar.set_length(total as u64);
         self.bar.set_position(done as u64);
+        self.log_line(done, total);
     }
 
     /// Step `step` of `steps` in epoch `epoch`.
     pub fn update_epoch(&self, epoch: usize, step: usize, steps: usize) {
         self.bar.set_message(format!("epoch {epoch}"));
         self.update(step, steps);
+    }
+
+    fn log_line(&self, done: usize, total: usize) {
+        let Some(last) = &self.plain else { return };
+        let mut last = last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if done == total || last.elapsed().as_secs() >= 30 {
+            *last = std::time::Instant::now();
+            let msg = self.bar.message();
+            let elapsed = self.bar.elapsed().as_secs();
+            eprintln!("{} {msg}{}{done}/{total} ({elapsed} s)", self.what, if msg.is_empty() { "" } else { ": " });
+        }
     }
 
     /// Removes the bar.
