@@ -6,13 +6,16 @@
 //!
 //! ```text
 //! cargo run --release --example amr_experiment -- --out DIR [--seeds 0,1,2] [--epochs 3]
-//!     [--modes gated,text_only,graph_only] [--rest-contexts 300] [--shared ../shared]
+//!     [--modes gated,text_only,graph_only] [--contexts 500] [--rest-contexts 300] [--shared ../shared]
 //! ```
 //! Dev split: 10% of the annotated contexts, by context id (never by response). Each run is a
 //! resumable `train` directory `DIR/<mode>-seed<k>`; finished runs are reused. Prints a
 //! Markdown table and writes `DIR/results.json` (runs of other modes or seeds already there are
-//! kept, so the grid can be run one cell per process). `--rest-contexts` caps the text-only
-//! rest of the test set (contexts in file order).
+//! kept, so the grid can be run one cell per process). `--contexts` caps the annotated dev
+//! contexts used (in the order of the silver id files; for quick checks), `--rest-contexts` the
+//! text-only rest of the test set (contexts in file order). Besides the tables on stdout it
+//! writes `DIR/usr_correlations.md/.json` (every run × criterion; Pearson with Fisher-z
+//! intervals, Spearman and Kendall with bootstrap intervals) and `DIR/usr_spearman.png/.svg`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,9 +23,11 @@ use std::process::ExitCode;
 use burn::prelude::Device;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp::{self, ExcludeList};
-use dialeval_datasets::pairs::{DdppPairConfig, PairKind, Split, TrainingPair, ddpp_pairs, split_of};
+use dialeval_datasets::pairs::{DdppPairConfig, PairKind, TrainingPair, ddpp_context, ddpp_pairs, split_by_group};
+use dialeval_examples::plot::heatmap;
 use dialeval_examples::{Progress, human_criteria};
-use dialeval_metrics::correlation::{pearson, spearman};
+use dialeval_metrics::correlation::CorrelationKind;
+use dialeval_metrics::report::{CorrelationReport, ReportConfig};
 use dialeval_slm_model::model::Mode;
 use dialeval_slm_model::train::{Scorer, TrainConfig, roc_auc, train};
 use serde_json::json;
@@ -33,13 +38,6 @@ fn main() -> ExitCode {
 
 fn ids(path: &Path) -> Result<Vec<u64>, Box<dyn std::error::Error>> {
     Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
-}
-
-fn attach(pairs: &mut [TrainingPair], index: &AmrIndex) {
-    for p in pairs {
-        p.context_amr = p.context.iter().map(|t| index.by_text(t).map(|b| b.penman.clone())).collect();
-        p.response_amr = index.by_text(&p.response).map(|b| b.penman.clone());
-    }
 }
 
 /// AUC of positives against negatives of `kind`.
@@ -64,24 +62,26 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut dev_ids = ids(&silver.join("dailydialog-plusplus-dev200.context-ids.json"))?;
     dev_ids.extend(ids(&silver.join("dailydialog-plusplus-dev-more300.context-ids.json"))?);
     let test_ids = ids(&silver.join("dailydialog-plusplus-test100.context-ids.json"))?;
+    dev_ids.truncate(get("contexts", "500").parse()?);
     let dev_contexts: Vec<_> = ddpp::load(&dd.join("dev.json"))?.into_iter().filter(|c| dev_ids.contains(&c.id)).collect();
     let test_all = ddpp::load(&dd.join("test.json"))?;
     let (annotated, mut rest): (Vec<_>, Vec<_>) = test_all.into_iter().partition(|c| test_ids.contains(&c.id));
     rest.truncate(get("rest-contexts", "300").parse()?);
     let config = |seed| DdppPairConfig { max_context_turns: Some(2), seed, ..DdppPairConfig::default() };
     let (mut pairs, _) = ddpp_pairs(&dev_contexts, "dev.json", Some(&exclude), &config(0))?;
-    attach(&mut pairs, &index);
+    let dev_coverage = index.attach_pairs(&mut pairs);
     let (mut test_pairs, _) = ddpp_pairs(&annotated, "test.json", Some(&exclude), &config(0))?;
-    attach(&mut test_pairs, &index);
+    let test_coverage = index.attach_pairs(&mut test_pairs);
     let (rest_pairs, _) = ddpp_pairs(&rest, "test.json", Some(&exclude), &config(0))?;
-    let coverage = |ps: &[TrainingPair]| ps.iter().filter(|p| p.response_amr.is_some() && p.context_amr.iter().all(Option::is_some)).count();
     eprintln!(
-        "amr_experiment: {} dev contexts → {} pairs ({} with all graphs); test: {} annotated pairs ({} with all graphs), {} text-only pairs",
+        "amr_experiment: {} dev contexts → {} pairs (graphs for {} of {} turns and responses); test: {} annotated pairs (graphs for {} of {}), {} text-only pairs",
         dev_contexts.len(),
         pairs.len(),
-        coverage(&pairs),
+        dev_coverage.with_amr,
+        dev_coverage.turns,
         test_pairs.len(),
-        coverage(&test_pairs),
+        test_coverage.with_amr,
+        test_coverage.turns,
         rest_pairs.len()
     );
     let mut usr = dialeval_datasets::usr::load(&shared.join("data/usr-personachat/pc_usr_data.json"))?;
@@ -105,11 +105,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     // Earlier runs into the same directory (other modes or seeds) are kept.
     let mut results: Vec<serde_json::Value> = std::fs::read_to_string(out.join("results.json")).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
     for &seed in &seeds {
-        let (mut train_p, mut dev_p) = (Vec::new(), Vec::new());
-        for p in &pairs {
-            let context_id = p.id.split('/').next().unwrap_or_default().to_owned();
-            if split_of(&context_id, [0.9, 0.1, 0.0], seed)? == Split::Train { train_p.push(p.clone()) } else { dev_p.push(p.clone()) }
-        }
+        let (train_p, dev_p) = split_by_group(pairs.clone(), 0.1, seed, ddpp_context)?;
         for &mode in &modes {
             let dir = out.join(format!("{}-seed{seed}", serde_json::to_value(mode)?.as_str().unwrap_or("mode")));
             let bar = Progress::new(&format!("{mode:?} seed {seed}"));
@@ -119,59 +115,95 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             let seconds: Vec<f64> = log_text.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()?.get("seconds")?.as_f64()).collect();
             let scorer = Scorer::load(&dir, Device::flex())?;
             let test_scores = scorer.score(&test_pairs);
-            let rest_scores = scorer.score(&rest_pairs);
-            let usr_scores = scorer.score(&usr_pairs);
-            let correlations: serde_json::Map<String, serde_json::Value> = criteria
-                .iter()
-                .map(|(c, human)| {
-                    let p = pearson(&usr_scores, human).map(|r| (r.statistic, r.pvalue)).unwrap_or((f64::NAN, f64::NAN));
-                    let s = spearman(&usr_scores, human);
-                    (c.clone(), json!({"pearson": p.0, "pearson_p": p.1, "spearman": s.statistic, "spearman_p": s.pvalue}))
-                })
-                .collect();
+            // The rest of the test set has no graphs: a graph-only model scores it blind.
+            let rest_auc = |kind| if mode == Mode::GraphOnly { None } else { Some(auc_against(&rest_pairs, &scorer.score(&rest_pairs), kind)) };
             let row = json!({
-                "mode": mode, "seed": seed, "epochs_run": logs.len(),
+                "mode": mode, "seed": seed, "epochs_run": seconds.len(), "epochs_this_process": logs.len(),
                 "seconds_per_epoch": seconds.iter().sum::<f64>() / seconds.len().max(1) as f64,
                 "test100_auc_adversarial": auc_against(&test_pairs, &test_scores, PairKind::AdversarialNegative),
                 "test100_auc_random": auc_against(&test_pairs, &test_scores, PairKind::RandomNegative),
-                "test_rest_auc_adversarial": auc_against(&rest_pairs, &rest_scores, PairKind::AdversarialNegative),
-                "test_rest_auc_random": auc_against(&rest_pairs, &rest_scores, PairKind::RandomNegative),
-                "usr": correlations,
+                "test_rest_auc_adversarial": rest_auc(PairKind::AdversarialNegative),
+                "test_rest_auc_random": rest_auc(PairKind::RandomNegative),
+                "usr_scores": scorer.score(&usr_pairs),
             });
-            eprintln!("{row}");
+            eprintln!("amr_experiment: {mode:?} seed {seed}: test100 AUC adversarial {:.3}, random {:.3}", row["test100_auc_adversarial"].as_f64().unwrap_or(f64::NAN), row["test100_auc_random"].as_f64().unwrap_or(f64::NAN));
             results.retain(|r| !(r["mode"] == row["mode"] && r["seed"] == row["seed"]));
             results.push(row);
             std::fs::write(out.join("results.json"), serde_json::to_string_pretty(&results)?)?;
         }
     }
-    println!("| mode | test100 AUC pos vs adv | test100 AUC pos vs rand | rest-of-test AUC adv / rand | USR Overall Spearman | USR Overall Pearson | s/epoch |\n|---|---|---|---|---|---|---|");
-    let all_modes: Vec<serde_json::Value> = results.iter().map(|r| r["mode"].clone()).fold(Vec::new(), |mut v, m| {
-        if !v.contains(&m) {
-            v.push(m);
+    report(&out, &results, &criteria)
+}
+
+/// Mean ± sample standard deviation of the finite values (the value alone when there is one).
+fn mean_sd(v: &[f64]) -> String {
+    let v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return "n/a".to_owned();
+    }
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    if v.len() == 1 {
+        return format!("{mean:.3}");
+    }
+    let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len().max(2) - 1) as f64).sqrt();
+    format!("{mean:.3} ± {sd:.3}")
+}
+
+/// The summary table (stdout), the USR-PersonaChat correlations of every run with every
+/// criterion (`usr_correlations.md/.json`: Pearson with Fisher-z intervals, Spearman and Kendall
+/// with bootstrap intervals) and a heat map of the mean Spearman per mode and criterion.
+fn report(out: &Path, results: &[serde_json::Value], criteria: &[(String, Vec<f64>)]) -> Result<(), Box<dyn std::error::Error>> {
+    let mut modes: Vec<String> = Vec::new();
+    for r in results {
+        let m = r["mode"].as_str().unwrap_or("?").to_owned();
+        if !modes.contains(&m) {
+            modes.push(m);
         }
-        v
-    });
-    for mode in &all_modes {
-        let rows: Vec<&serde_json::Value> = results.iter().filter(|r| &r["mode"] == mode).collect();
-        let stat = |f: &dyn Fn(&serde_json::Value) -> f64| {
-            let v: Vec<f64> = rows.iter().map(|r| f(r)).collect();
-            let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
-            let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len().max(2) - 1) as f64).sqrt();
-            format!("{mean:.3} ± {sd:.3}")
-        };
-        let num = |k: &'static str| move |r: &serde_json::Value| r[k].as_f64().unwrap_or(f64::NAN);
+    }
+    // Rows of an earlier version of this program have no USR scores; rerunning scores them.
+    let runs: Vec<(String, &serde_json::Value)> = results.iter().filter(|r| r["usr_scores"].is_array()).map(|r| (format!("{} seed {}", r["mode"].as_str().unwrap_or("?"), r["seed"]), r)).collect();
+    let scores: Vec<Vec<f64>> = runs.iter().map(|(_, r)| r["usr_scores"].as_array().map(|a| a.iter().map(|v| v.as_f64().unwrap_or(f64::NAN)).collect()).unwrap_or_default()).collect();
+    let metric_refs: Vec<(&str, &[f64])> = runs.iter().zip(&scores).map(|((name, _), s)| (name.as_str(), s.as_slice())).collect();
+    let criteria_refs: Vec<(&str, &[f64])> = criteria.iter().map(|(c, v)| (c.as_str(), v.as_slice())).collect();
+    let usr = CorrelationReport::build(&metric_refs, &criteria_refs, &ReportConfig::default())?;
+    std::fs::write(out.join("usr_correlations.md"), usr.to_markdown())?;
+    std::fs::write(out.join("usr_correlations.json"), serde_json::to_string_pretty(&usr)?)?;
+    let statistic = |run: &str, criterion: &str, kind: CorrelationKind| usr.rows.iter().find(|r| r.metric == run && r.criterion == criterion && r.kind == kind).map_or(f64::NAN, |r| r.statistic);
+    let per_mode = |mode: &str, f: &dyn Fn(&str, &serde_json::Value) -> f64| -> Vec<f64> { runs.iter().filter(|(_, r)| r["mode"] == mode).map(|(name, r)| f(name, r)).collect() };
+    let num = |k: &'static str| move |_: &str, r: &serde_json::Value| r[k].as_f64().unwrap_or(f64::NAN);
+    println!("| mode (seeds) | test100 AUC pos vs adv | test100 AUC pos vs rand | rest-of-test AUC adv | rest-of-test AUC rand | s/epoch |\n|---|---|---|---|---|---|");
+    for mode in &modes {
         println!(
-            "| {} ({} seeds) | {} | {} | {} / {} | {} | {} | {} |",
-            mode.as_str().unwrap_or("?"),
-            rows.len(),
-            stat(&num("test100_auc_adversarial")),
-            stat(&num("test100_auc_random")),
-            stat(&num("test_rest_auc_adversarial")),
-            stat(&num("test_rest_auc_random")),
-            stat(&|r| r["usr"]["Overall"]["spearman"].as_f64().unwrap_or(f64::NAN)),
-            stat(&|r| r["usr"]["Overall"]["pearson"].as_f64().unwrap_or(f64::NAN)),
-            stat(&num("seconds_per_epoch")),
+            "| {mode} ({}) | {} | {} | {} | {} | {} |",
+            per_mode(mode, &|_, _| 0.0).len(),
+            mean_sd(&per_mode(mode, &num("test100_auc_adversarial"))),
+            mean_sd(&per_mode(mode, &num("test100_auc_random"))),
+            mean_sd(&per_mode(mode, &num("test_rest_auc_adversarial"))),
+            mean_sd(&per_mode(mode, &num("test_rest_auc_random"))),
+            mean_sd(&per_mode(mode, &num("seconds_per_epoch"))),
         );
     }
+    println!("\nUSR-PersonaChat, turn level, Spearman / Pearson (mean ± sd over seeds):\n");
+    println!("| mode | {} |\n|---|{}", criteria.iter().map(|(c, _)| c.as_str()).collect::<Vec<_>>().join(" | "), "---|".repeat(criteria.len()));
+    let mut heat = Vec::new();
+    for mode in &modes {
+        let cells: Vec<String> = criteria
+            .iter()
+            .map(|(c, _)| {
+                let s = per_mode(mode, &|name, _| statistic(name, c, CorrelationKind::Spearman));
+                let p = per_mode(mode, &|name, _| statistic(name, c, CorrelationKind::Pearson));
+                format!("{} / {}", mean_sd(&s), mean_sd(&p))
+            })
+            .collect();
+        println!("| {mode} | {} |", cells.join(" | "));
+        heat.push(criteria.iter().map(|(c, _)| {
+            let s: Vec<f64> = per_mode(mode, &|name, _| statistic(name, c, CorrelationKind::Spearman)).into_iter().filter(|x| x.is_finite()).collect();
+            s.iter().sum::<f64>() / s.len().max(1) as f64
+        }).collect::<Vec<f64>>());
+    }
+    let cols: Vec<String> = criteria.iter().map(|(c, _)| c.clone()).collect();
+    let marks = vec![vec![String::new(); cols.len()]; modes.len()];
+    heatmap(&out.join("usr_spearman"), "SLM on USR-PersonaChat: mean Spearman over seeds", &modes, &cols, &heat, &marks)?;
+    eprintln!("amr_experiment: wrote {0}/results.json, {0}/usr_correlations.md and {0}/usr_spearman.png", out.display());
     Ok(())
 }

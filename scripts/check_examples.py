@@ -105,6 +105,25 @@ if (shared / "data/amr-diplomacy").is_dir():
         if len(scores) != 2 or not all(0.0 <= s["score"] <= 1.0 for s in scores):
             sys.exit(f"FAILED: score_slm {scores}")
     print("train_slm / score_slm: trained one epoch and scored the fixture")
+# amr_experiment (issue 9's grid) at toy size: gated and text-only on 30 silver-AMR contexts
+if (shared / "data/silver-amr").is_dir():
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run([str(examples / "amr_experiment"), "--out", tmp, "--seeds", "0", "--modes", "gated,text_only",
+                              "--epochs", "1", "--contexts", "30", "--rest-contexts", "20", "--shared", str(shared)],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"FAILED: amr_experiment exited {out.returncode}: {out.stderr[-2000:]}")
+        rows = json.loads((Path(tmp) / "results.json").read_text())
+        if sorted(r["mode"] for r in rows) != ["gated", "text_only"] or not all(0.0 <= r["test100_auc_adversarial"] <= 1.0 and len(r["usr_scores"]) == 300 for r in rows):
+            sys.exit(f"FAILED: amr_experiment results {[{k: v for k, v in r.items() if k != 'usr_scores'} for r in rows]}")
+        usr = json.loads((Path(tmp) / "usr_correlations.json").read_text())["rows"]
+        cells = {(r["metric"], r["criterion"]) for r in usr if r["kind"] == "spearman" and r["ci"] is not None}
+        if len(cells) != 2 * 6 or not (Path(tmp) / "usr_spearman.png").is_file():
+            sys.exit(f"FAILED: amr_experiment USR correlations {sorted(cells)}")
+        if "graphs for 4500 of 4500" not in out.stderr:
+            sys.exit(f"FAILED: amr_experiment coverage line missing: {out.stderr[-2000:]}")
+    print("amr_experiment: gated and text-only trained on silver AMR, USR correlations with intervals")
 # evaluate (the main job) on the bundled default, killed once and restarted: finished metric
 # families must come from the cache, and the report must be complete
 import tempfile, time
