@@ -29,7 +29,7 @@ use dialeval_examples::{Progress, human_criteria};
 use dialeval_metrics::correlation::CorrelationKind;
 use dialeval_metrics::report::{CorrelationReport, ReportConfig};
 use dialeval_slm_model::model::Mode;
-use dialeval_slm_model::train::{Scorer, TrainConfig, roc_auc, train};
+use dialeval_slm_model::train::{Scorer, TrainConfig, auc_against, train};
 use serde_json::json;
 
 fn main() -> ExitCode {
@@ -38,12 +38,6 @@ fn main() -> ExitCode {
 
 fn ids(path: &Path) -> Result<Vec<u64>, Box<dyn std::error::Error>> {
     Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
-}
-
-/// AUC of positives against negatives of `kind`.
-fn auc_against(pairs: &[TrainingPair], scores: &[f64], kind: PairKind) -> f64 {
-    let (s, l): (Vec<f64>, Vec<u8>) = pairs.iter().zip(scores).filter(|(p, _)| p.kind == PairKind::Positive || p.kind == kind).map(|(p, s)| (*s, p.label())).unzip();
-    roc_auc(&s, &l).unwrap_or(f64::NAN)
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -105,7 +99,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     // Earlier runs into the same directory (other modes or seeds) are kept.
     let mut results: Vec<serde_json::Value> = std::fs::read_to_string(out.join("results.json")).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
     for &seed in &seeds {
-        let (train_p, dev_p) = split_by_group(pairs.clone(), 0.1, seed, ddpp_context)?;
+        let (train_p, dev_p, _) = split_by_group(pairs.clone(), [0.9, 0.1, 0.0], seed, ddpp_context)?;
         for &mode in &modes {
             let dir = out.join(format!("{}-seed{seed}", serde_json::to_value(mode)?.as_str().unwrap_or("mode")));
             let bar = Progress::new(&format!("{mode:?} seed {seed}"));
@@ -116,7 +110,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             let scorer = Scorer::load(&dir, Device::flex())?;
             let test_scores = scorer.score(&test_pairs);
             // The rest of the test set has no graphs: a graph-only model scores it blind.
-            let rest_auc = |kind| if mode == Mode::GraphOnly { None } else { Some(auc_against(&rest_pairs, &scorer.score(&rest_pairs), kind)) };
+            let rest_scores = if mode == Mode::GraphOnly { Vec::new() } else { scorer.score(&rest_pairs) };
+            let rest_auc = |kind| if mode == Mode::GraphOnly { None } else { auc_against(&rest_pairs, &rest_scores, kind) };
             let row = json!({
                 "mode": mode, "seed": seed, "epochs_run": seconds.len(), "epochs_this_process": logs.len(),
                 "seconds_per_epoch": seconds.iter().sum::<f64>() / seconds.len().max(1) as f64,

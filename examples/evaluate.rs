@@ -396,7 +396,7 @@ fn train_default_slm(run: &Run, dir: &Path) -> AnyResult<()> {
     let (mut pairs, _) = ddpp_pairs(&chosen, "dev.json", Some(&exclude), &DdppPairConfig { max_context_turns: Some(2), seed: run.seed, ..DdppPairConfig::default() })?;
     let coverage = index.attach_pairs(&mut pairs);
     eprintln!("evaluate: silver graphs for {} of {} DailyDialog++ turns and responses", coverage.with_amr, coverage.turns);
-    let (train_p, dev_p) = split_by_group(pairs, 0.1, run.seed, ddpp_context)?;
+    let (train_p, dev_p, _) = split_by_group(pairs, [0.9, 0.1, 0.0], run.seed, ddpp_context)?;
     eprintln!("evaluate: training the SLM (gated, silver AMR) on {} DailyDialog++ pairs ({} dev) into {}", train_p.len(), dev_p.len(), dir.display());
     let config = TrainConfig { mode: Mode::Gated, epochs: 3, seed: run.seed, ..TrainConfig::default() };
     let bar = Progress::new("SLM");

@@ -5,27 +5,48 @@
 //!     [--contrastive-weight 0.5]
 //!     [--epochs 5] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
 //! ```
-//! - `ddpp`: DailyDialog++ dev (training, 10% of contexts held out as dev by a seeded split of
-//!   context ids) honouring `overlap_exclude_ids.tsv`, text only unless silver AMR is found for
-//!   the utterances (`silver-amr/*.silver.amr.txt` is attached by sentence text).
+//! - `ddpp`: trained on DailyDialog++ dev (10% of contexts held out as dev by a seeded split of
+//!   context ids), tested on DailyDialog++ test, honouring `overlap_exclude_ids.tsv`; text only
+//!   unless silver AMR is found for the utterances (`silver-amr/*.silver.amr.txt` is attached by
+//!   sentence text).
 //! - `diplomacy`: Diplomacy messages with gold AMR, previous message → next message, random
-//!   negatives from other conversations; split by conversation id.
+//!   negatives from other conversations; split 70/15/15 (train/dev/test) by conversation id.
 //!
+//! Prints one JSON line per epoch and then `{"test": {...}}` (accuracy at 0.5, ROC AUC against
+//! all negatives, against random and against adversarial negatives), also written to
+//! `DIR/test.json`. `--limit N` keeps the first N training pairs and N/4 + 1 dev and test pairs.
 //! Killed and restarted with the same `--out`, it resumes from the last finished epoch.
 //! The log is `DIR/log.jsonl`; the best model is `DIR/best`, scored by `score_slm`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use burn::prelude::Device;
 use dialeval_datasets::amr::{AmrIndex, read_blocks};
 use dialeval_datasets::ddpp::{self, ExcludeList};
-use dialeval_datasets::pairs::{DdppPairConfig, DiplomacyPairConfig, TrainingPair, ddpp_context, ddpp_pairs, diplomacy_pairs, split_by_group};
+use dialeval_datasets::pairs::{DdppPairConfig, DiplomacyPairConfig, PairKind, TrainingPair, ddpp_context, ddpp_pairs, diplomacy_pairs, split_by_group};
 use dialeval_slm_model::model::Mode;
-use dialeval_slm_model::train::{TrainConfig, train};
+use dialeval_slm_model::train::{Scorer, TrainConfig, auc_against, roc_auc, train};
+use serde_json::json;
 
 fn main() -> ExitCode {
     dialeval_examples::finish("train_slm", run())
 }
+
+/// Accuracy at 0.5 and ROC AUC of the best model on the held-out test pairs: all negatives, and
+/// positives against each kind of negative present.
+fn test_metrics(scores: &[f64], pairs: &[TrainingPair]) -> serde_json::Value {
+    let labels: Vec<u8> = pairs.iter().map(TrainingPair::label).collect();
+    let correct = scores.iter().zip(&labels).filter(|(s, l)| (**s >= 0.5) == (**l == 1)).count();
+    json!({
+        "pairs": pairs.len(),
+        "accuracy": correct as f64 / pairs.len().max(1) as f64,
+        "auc": roc_auc(scores, &labels),
+        "auc_random": auc_against(pairs, scores, PairKind::RandomNegative),
+        "auc_adversarial": auc_against(pairs, scores, PairKind::AdversarialNegative),
+    })
+}
+
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let opts = dialeval_examples::flags(std::env::args().skip(1))?;
@@ -35,7 +56,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mode: Mode = serde_json::from_value(serde_json::Value::String(get("mode", "gated")))?;
     let seed: u64 = get("seed", "0").parse()?;
     let limit: usize = get("limit", "0").parse()?;
-    let (mut train_pairs, mut dev_pairs): (Vec<TrainingPair>, Vec<TrainingPair>) = match get("data", "ddpp").as_str() {
+    let (mut train_pairs, mut dev_pairs, mut test_pairs) = match get("data", "ddpp").as_str() {
         "ddpp" => {
             let dir = shared.join("data/dailydialog-plusplus");
             let contexts = ddpp::load(&dir.join("dev.json"))?;
@@ -46,21 +67,26 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             let index = AmrIndex::load(&silver)?;
             let coverage = index.attach_pairs(&mut pairs);
             eprintln!("train_slm: silver graphs for {} of {} turns and responses", coverage.with_amr, coverage.turns);
-            split_by_group(pairs, 0.1, seed, ddpp_context)?
+            let (train_pairs, dev_pairs, _) = split_by_group(pairs, [0.9, 0.1, 0.0], seed, ddpp_context)?;
+            let (mut test_pairs, excluded) = ddpp_pairs(&ddpp::load(&dir.join("test.json"))?, "test.json", Some(&exclude), &DdppPairConfig { max_context_turns: Some(2), seed, ..DdppPairConfig::default() })?;
+            let coverage = index.attach_pairs(&mut test_pairs);
+            eprintln!("train_slm: test: {} pairs of test.json ({excluded} excluded), silver graphs for {} of {} turns and responses", test_pairs.len(), coverage.with_amr, coverage.turns);
+            (train_pairs, dev_pairs, test_pairs)
         }
         "diplomacy" => {
             let blocks = read_blocks(&shared.join("data/amr-diplomacy/dip-all-amr-smosher.txt"))?;
             let (pairs, _) = diplomacy_pairs(&blocks, &DiplomacyPairConfig { seed, ..DiplomacyPairConfig::default() })?;
-            split_by_group(pairs, 0.15, seed, |p| p.id.rsplit_once('.').map_or(p.id.as_str(), |(conversation, _)| conversation))?
+            split_by_group(pairs, [0.7, 0.15, 0.15], seed, |p| p.id.rsplit_once('.').map_or(p.id.as_str(), |(conversation, _)| conversation))?
         }
         other => return Err(format!("unknown --data {other:?} (ddpp, diplomacy)").into()),
     };
     if limit > 0 {
         train_pairs.truncate(limit);
         dev_pairs.truncate(limit / 4 + 1);
+        test_pairs.truncate(limit / 4 + 1);
     }
     let with_amr = train_pairs.iter().filter(|p| p.response_amr.is_some()).count();
-    eprintln!("train_slm: {} training pairs ({with_amr} with response AMR), {} dev pairs", train_pairs.len(), dev_pairs.len());
+    eprintln!("train_slm: {} training pairs ({with_amr} with response AMR), {} dev pairs, {} test pairs", train_pairs.len(), dev_pairs.len(), test_pairs.len());
     let config = TrainConfig {
         mode,
         epochs: get("epochs", "5").parse()?,
@@ -78,5 +104,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     for l in logs {
         println!("{}", serde_json::to_string(&l)?);
     }
+    let test = test_metrics(&Scorer::load(&out, Device::flex())?.score(&test_pairs), &test_pairs);
+    std::fs::write(out.join("test.json"), serde_json::to_string_pretty(&test)?)?;
+    println!("{}", json!({ "test": test }));
     Ok(())
 }

@@ -151,18 +151,22 @@ pub enum Split {
     Test,
 }
 
-/// Splits pairs into (train, dev) by group, so that all pairs of one context (or conversation)
-/// land on the same side — never by response: a group goes to dev with probability
-/// `dev_fraction`, decided by [`split_of`] on its key with `seed`.
+/// Splits pairs into (train, dev, test) by group, so that all pairs of one context (or
+/// conversation) land on the same side — never by response: each group's side is decided by
+/// [`split_of`] on its key with `ratios` and `seed`.
 ///
 /// # Errors
-/// [`Error::Config`] when `dev_fraction` is outside [0, 1].
-pub fn split_by_group(pairs: Vec<TrainingPair>, dev_fraction: f64, seed: u64, group: impl Fn(&TrainingPair) -> &str) -> Result<(Vec<TrainingPair>, Vec<TrainingPair>)> {
-    let (mut train, mut dev) = (Vec::new(), Vec::new());
+/// [`Error::Config`] when the ratios are negative or do not sum to 1.
+pub fn split_by_group(pairs: Vec<TrainingPair>, ratios: [f64; 3], seed: u64, group: impl Fn(&TrainingPair) -> &str) -> Result<(Vec<TrainingPair>, Vec<TrainingPair>, Vec<TrainingPair>)> {
+    let (mut train, mut dev, mut test) = (Vec::new(), Vec::new(), Vec::new());
     for p in pairs {
-        if split_of(group(&p), [1.0 - dev_fraction, dev_fraction, 0.0], seed)? == Split::Train { train.push(p) } else { dev.push(p) }
+        match split_of(group(&p), ratios, seed)? {
+            Split::Train => train.push(p),
+            Split::Dev => dev.push(p),
+            Split::Test => test.push(p),
+        }
     }
-    Ok((train, dev))
+    Ok((train, dev, test))
 }
 
 /// The context of a DailyDialog++ pair (`file#context`), the group of [`split_by_group`].

@@ -148,9 +148,10 @@ fn silver_amr_covers_the_listed_dailydialog_contexts() {
     let coverage = index.attach_pairs(&mut pairs);
     assert_eq!((coverage.turns, coverage.with_amr), (7500 * 3 - pairs.iter().filter(|p| p.context.len() < 2).count(), coverage.turns));
     assert!(pairs.iter().all(|p| p.response_amr.is_some() && p.context_amr.len() == p.context.len()));
-    let (train, dev) = split_by_group(pairs, 0.1, 7, ddpp_context).unwrap();
+    let (train, dev, test) = split_by_group(pairs, [0.8, 0.1, 0.1], 7, ddpp_context).unwrap();
+    assert_eq!(train.len() + dev.len() + test.len(), 7500);
     let dev_contexts: std::collections::HashSet<&str> = dev.iter().map(ddpp_context).collect();
-    assert!(train.iter().all(|p| !dev_contexts.contains(ddpp_context(p))), "a context is on both sides");
+    assert!(train.iter().chain(&test).all(|p| !dev_contexts.contains(ddpp_context(p))), "a context is on two sides");
     assert_eq!(dev.len() % 15, 0);
     assert!((20..=80).contains(&dev_contexts.len()), "{} dev contexts of 500", dev_contexts.len());
 }

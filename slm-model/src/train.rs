@@ -16,7 +16,7 @@ use burn::grad_clipping::GradientClippingConfig;
 use burn::prelude::*;
 use burn::store::ModuleRecord;
 use dialeval_common::SplitMix64;
-use dialeval_datasets::pairs::TrainingPair;
+use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use serde::{Deserialize, Serialize};
 
 use crate::data::{Example, Featurizer};
@@ -154,6 +154,13 @@ pub fn roc_auc(scores: &[f64], labels: &[u8]) -> Option<f64> {
         i = j;
     }
     Some((rank_sum - (pos * (pos + 1)) as f64 / 2.0) / (pos * neg) as f64)
+}
+
+/// ROC AUC of the positive pairs against the negatives of one `kind` (`None` when either is
+/// missing).
+pub fn auc_against(pairs: &[TrainingPair], scores: &[f64], kind: PairKind) -> Option<f64> {
+    let (s, l): (Vec<f64>, Vec<u8>) = pairs.iter().zip(scores).filter(|(p, _)| p.kind == PairKind::Positive || p.kind == kind).map(|(p, s)| (*s, p.label())).unzip();
+    roc_auc(&s, &l)
 }
 
 fn model_config(f: &Featurizer, c: &TrainConfig) -> SlmConfig {
