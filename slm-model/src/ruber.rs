@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bert::PretrainedEncoder;
 use crate::error::{Error, Result};
-use crate::train::{LoopState, append_log, epoch_order, read_json, record_error, roc_auc, write_json};
+use crate::train::{Checkpoint, LoopState, append_log, epoch_order, read_json, record_error, roc_auc, save_best, write_json};
 
 /// Where token vectors come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -508,10 +508,9 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
     if train.is_empty() || dev.is_empty() || config.batch_size == 0 {
         return Err(Error::Config("need training and dev triples and batch_size > 0".into()));
     }
-    let checkpoint = dir.join("checkpoint");
-    std::fs::create_dir_all(&checkpoint).map_err(|e| Error::io(&checkpoint, e))?;
+    let checkpoint = Checkpoint::open(dir)?;
     let meta = RuberMeta { config: config.clone(), encoder_dim: cache.dim, vocab };
-    let resume = checkpoint.join("state.json").is_file();
+    let resume = checkpoint.exists();
     if resume {
         let saved: RuberMeta = read_json(&dir.join("ruber.json"))?;
         // More epochs or patience may be given to a resumed run; nothing else may change.
@@ -527,11 +526,7 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
     let mut optim = AdamConfig::new().with_grad_clipping(Some(GradientClippingConfig::Norm(5.0))).init();
     let mut state = LoopState::new(config.lr);
     if resume {
-        state = read_json(&checkpoint.join("state.json"))?;
-        let path = checkpoint.join("model");
-        model = model.load_record(ModuleRecord::load(&path).map_err(|e| record_error(&path, e))?);
-        let path = checkpoint.join("optim");
-        optim = optim.load(&path).map_err(|e| record_error(&path, e))?;
+        (model, optim, state) = checkpoint.load(model, optim)?;
     }
     let dev_pairs: Vec<(&str, &str)> = dev.iter().flat_map(|t| [(t.query.as_str(), t.positive.as_str()), (t.query.as_str(), t.negative.as_str())]).collect();
     let dev_labels: Vec<u8> = dev.iter().flat_map(|_| [1, 0]).collect();
@@ -563,16 +558,9 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
         let accuracy = scores.iter().zip(&dev_labels).filter(|(s, l)| (**s >= 0.5) == (**l == 1)).count() as f64 / scores.len() as f64;
         let log = RuberEpoch { epoch, train_loss: total / steps as f64, dev_auc: auc, dev_accuracy: accuracy, lr: state.lr, seconds: started.elapsed().as_secs_f64() };
         if state.finish_epoch(epoch, auc, config.lr_decay) {
-            let best = dir.join("best");
-            std::fs::create_dir_all(&best).map_err(|e| Error::io(&best, e))?;
-            let path = best.join("model");
-            valid.into_record().save(&path).map_err(|e| record_error(&path, e))?;
+            save_best(dir, valid)?;
         }
-        let path = checkpoint.join("model");
-        model.clone().into_record().save(&path).map_err(|e| record_error(&path, e))?;
-        let path = checkpoint.join("optim");
-        optim.save(&path).map_err(|e| record_error(&path, e))?;
-        write_json(&checkpoint.join("state.json"), &state)?;
+        checkpoint.save(&model, &optim, &state)?;
         append_log(&log_path, &log)?;
         logs.push(log);
     }

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use burn::optim::{AdamConfig, GradientsParams};
+use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::optim::decay::WeightDecayConfig;
 use burn::grad_clipping::GradientClippingConfig;
 use burn::prelude::*;
@@ -115,6 +115,69 @@ impl LoopState {
     }
 }
 
+/// The per-epoch checkpoint of a training run, in `<run>/checkpoint`: `model-<epoch>` and
+/// `optim-<epoch>` (burn records), then `state.json` naming that epoch, written last and
+/// atomically, so a run killed at any moment resumes from its last complete epoch.
+pub(crate) struct Checkpoint {
+    dir: PathBuf,
+}
+
+impl Checkpoint {
+    /// The checkpoint directory of the run in `run_dir` (created).
+    pub(crate) fn open(run_dir: &Path) -> Result<Self> {
+        let dir = run_dir.join("checkpoint");
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        Ok(Self { dir })
+    }
+
+    /// Whether an epoch has been saved.
+    pub(crate) fn exists(&self) -> bool {
+        self.dir.join("state.json").is_file()
+    }
+
+    /// The record of `name` at `epoch` (runs written before epoch-numbered files: `name`).
+    fn record_path(&self, name: &str, epoch: usize) -> PathBuf {
+        let numbered = self.dir.join(format!("{name}-{epoch}"));
+        if numbered.with_extension("bpk").is_file() { numbered } else { self.dir.join(name) }
+    }
+
+    /// Loads the last saved epoch into `model` and `optim`.
+    pub(crate) fn load<M: Module>(&self, model: M, optim: ModuleOptimizer) -> Result<(M, ModuleOptimizer, LoopState)> {
+        let state: LoopState = read_json(&self.dir.join("state.json"))?;
+        let path = self.record_path("model", state.epoch);
+        let model = model.load_record(ModuleRecord::load(&path).map_err(|e| record_error(&path, e))?);
+        let path = self.record_path("optim", state.epoch);
+        let optim = optim.load(&path).map_err(|e| record_error(&path, e))?;
+        Ok((model, optim, state))
+    }
+
+    /// Saves the epoch `state.epoch`, then removes the records of earlier epochs.
+    pub(crate) fn save<M: Module>(&self, model: &M, optim: &ModuleOptimizer, state: &LoopState) -> Result<()> {
+        let path = self.dir.join(format!("model-{}", state.epoch));
+        model.clone().into_record().save(&path).map_err(|e| record_error(&path, e))?;
+        let path = self.dir.join(format!("optim-{}", state.epoch));
+        optim.save(&path).map_err(|e| record_error(&path, e))?;
+        write_json(&self.dir.join("state.json"), state)?;
+        let current = [format!("model-{}.bpk", state.epoch), format!("optim-{}.bpk", state.epoch)];
+        let entries = std::fs::read_dir(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".bpk") && !current.contains(&name) {
+                std::fs::remove_file(entry.path()).map_err(|e| Error::io(&entry.path(), e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Saves `model` as the best one so far, `<run>/best/model`.
+pub(crate) fn save_best<M: Module>(run_dir: &Path, model: M) -> Result<()> {
+    let best = run_dir.join("best");
+    std::fs::create_dir_all(&best).map_err(|e| Error::io(&best, e))?;
+    let path = best.join("model");
+    model.into_record().save(&path).map_err(|e| record_error(&path, e))
+}
+
 /// The order of `n` training items in `epoch`: a shuffle derived from `seed` and the epoch, so a
 /// resumed run repeats it.
 pub(crate) fn epoch_order(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
@@ -206,9 +269,8 @@ pub fn train(train_pairs: &[TrainingPair], dev_pairs: &[TrainingPair], config: &
     if train_pairs.is_empty() || dev_pairs.is_empty() || config.batch_size == 0 || !config.d_model.is_multiple_of(4) {
         return Err(Error::Config("need training and dev pairs, batch_size > 0 and d_model divisible by 4".into()));
     }
-    let checkpoint = dir.join("checkpoint");
-    std::fs::create_dir_all(&checkpoint).map_err(|e| Error::io(&checkpoint, e))?;
-    let resume = checkpoint.join("state.json").is_file();
+    let checkpoint = Checkpoint::open(dir)?;
+    let resume = checkpoint.exists();
     let featurizer: Featurizer = if resume {
         read_json(&dir.join("featurizer.json"))?
     } else {
@@ -227,11 +289,7 @@ pub fn train(train_pairs: &[TrainingPair], dev_pairs: &[TrainingPair], config: &
         .init();
     let mut state = LoopState::new(config.lr);
     if resume {
-        state = read_json(&checkpoint.join("state.json"))?;
-        let path = checkpoint.join("model");
-        model = model.load_record(ModuleRecord::load(&path).map_err(|e| record_error(&path, e))?);
-        let path = checkpoint.join("optim");
-        optim = optim.load(&path).map_err(|e| record_error(&path, e))?;
+        (model, optim, state) = checkpoint.load(model, optim)?;
     }
     let train_examples: Vec<Example> = train_pairs.iter().map(|p| featurizer.example(p)).collect();
     let dev_examples: Vec<Example> = dev_pairs.iter().map(|p| featurizer.example(p)).collect();
@@ -262,17 +320,10 @@ pub fn train(train_pairs: &[TrainingPair], dev_pairs: &[TrainingPair], config: &
         let accuracy = scores.iter().zip(&dev_labels).filter(|(s, l)| (**s >= 0.5) == (**l == 1)).count() as f64 / scores.len() as f64;
         let log = EpochLog { epoch, train_loss: total / steps as f64, dev_accuracy: accuracy, dev_auc: auc, lr: state.lr, seconds: started.elapsed().as_secs_f64() };
         if state.finish_epoch(epoch, auc, config.lr_decay) {
-            let best = dir.join("best");
-            std::fs::create_dir_all(&best).map_err(|e| Error::io(&best, e))?;
-            let path = best.join("model");
-            valid.clone().into_record().save(&path).map_err(|e| record_error(&path, e))?;
-            write_json(&best.join("mode.json"), &config.mode)?;
+            save_best(dir, valid)?;
+            write_json(&dir.join("best/mode.json"), &config.mode)?;
         }
-        let path = checkpoint.join("model");
-        model.clone().into_record().save(&path).map_err(|e| record_error(&path, e))?;
-        let path = checkpoint.join("optim");
-        optim.save(&path).map_err(|e| record_error(&path, e))?;
-        write_json(&checkpoint.join("state.json"), &state)?;
+        checkpoint.save(&model, &optim, &state)?;
         append_log(&log_path, &log)?;
         logs.push(log);
     }

@@ -37,6 +37,8 @@ fn resumed_training_equals_an_uninterrupted_run() {
 
     let split = dir("split");
     let first = train(&train_pairs, &dev_pairs, &config(1), &split, &|_, _, _| {}).unwrap();
+    // A kill while epoch 2 was being saved: a torn model record, no state for it yet.
+    std::fs::write(split.join("checkpoint/model-2.bpk"), b"torn").unwrap();
     let rest = train(&train_pairs, &dev_pairs, &config(2), &split, &|_, _, _| {}).unwrap();
     assert_eq!(rest.len(), 1, "only the missing epoch runs");
     for (a, b) in full.iter().zip(first.iter().chain(&rest)) {
@@ -46,6 +48,9 @@ fn resumed_training_equals_an_uninterrupted_run() {
     }
     let log = std::fs::read_to_string(split.join("log.jsonl")).unwrap();
     assert_eq!(log.lines().count(), 2);
+    let mut kept: Vec<String> = std::fs::read_dir(split.join("checkpoint")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    kept.sort();
+    assert_eq!(kept, ["model-2.bpk", "optim-2.bpk", "state.json"], "only the last epoch is kept");
 
     let scorer = Scorer::load(&whole, Device::flex()).unwrap();
     let scores = scorer.score(&dev_pairs[..8]);
