@@ -147,7 +147,13 @@ fn format_cell(r: &ReportRow) -> String {
     }
     let star = if r.pvalue < 0.05 { "*" } else { "" };
     let ci = r.ci.map_or_else(String::new, |c| format!(" [{:.3}, {:.3}]", c.low, c.high));
-    format!("{:.3}{star} (p={:.3}){ci}", r.statistic, r.pvalue)
+    format!("{:.3}{star} (p={}){ci}", r.statistic, format_pvalue(r.pvalue))
+}
+
+/// Three decimals, or two significant digits in scientific notation below 0.001 (so a small
+/// p-value does not print as 0.000).
+pub fn format_pvalue(p: f64) -> String {
+    if p < 1e-3 && p > 0.0 { format!("{p:.1e}") } else { format!("{p:.3}") }
 }
 
 fn csv_field(s: &str) -> String {
@@ -158,6 +164,13 @@ fn csv_field(s: &str) -> String {
 #[allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_pvalues_keep_their_digits() {
+        assert_eq!(format_pvalue(0.0412), "0.041");
+        assert_eq!(format_pvalue(2.34e-9), "2.3e-9");
+        assert_eq!(format_pvalue(0.0), "0.000");
+    }
 
     #[test]
     fn report_renders_and_round_trips() {
