@@ -111,7 +111,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             let test_scores = scorer.score(&test_pairs);
             // The rest of the test set has no graphs: a graph-only model scores it blind.
             let rest_scores = if mode == Mode::GraphOnly { Vec::new() } else { scorer.score(&rest_pairs) };
-            let rest_auc = |kind| if mode == Mode::GraphOnly { None } else { auc_against(&rest_pairs, &rest_scores, kind) };
+            let rest_auc = |kind| auc_against(&rest_pairs, &rest_scores, kind); // None without scores
             let row = json!({
                 "mode": mode, "seed": seed, "epochs_run": seconds.len(), "epochs_this_process": logs.len(),
                 "seconds_per_epoch": seconds.iter().sum::<f64>() / seconds.len().max(1) as f64,
@@ -130,13 +130,19 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     report(&out, &results, &criteria)
 }
 
+/// Mean of the finite values (NaN when there is none).
+fn mean(v: &[f64]) -> f64 {
+    let finite: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if finite.is_empty() { f64::NAN } else { finite.iter().sum::<f64>() / finite.len() as f64 }
+}
+
 /// Mean ± sample standard deviation of the finite values (the value alone when there is one).
 fn mean_sd(v: &[f64]) -> String {
     let v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    let mean = mean(&v);
     if v.is_empty() {
         return "n/a".to_owned();
     }
-    let mean = v.iter().sum::<f64>() / v.len() as f64;
     if v.len() == 1 {
         return format!("{mean:.3}");
     }
@@ -170,7 +176,7 @@ fn report(out: &Path, results: &[serde_json::Value], criteria: &[(String, Vec<f6
     for mode in &modes {
         println!(
             "| {mode} ({}) | {} | {} | {} | {} | {} |",
-            per_mode(mode, &|_, _| 0.0).len(),
+            runs.iter().filter(|(_, r)| r["mode"] == mode.as_str()).count(),
             mean_sd(&per_mode(mode, &num("test100_auc_adversarial"))),
             mean_sd(&per_mode(mode, &num("test100_auc_random"))),
             mean_sd(&per_mode(mode, &num("test_rest_auc_adversarial"))),
@@ -182,19 +188,15 @@ fn report(out: &Path, results: &[serde_json::Value], criteria: &[(String, Vec<f6
     println!("| mode | {} |\n|---|{}", criteria.iter().map(|(c, _)| c.as_str()).collect::<Vec<_>>().join(" | "), "---|".repeat(criteria.len()));
     let mut heat = Vec::new();
     for mode in &modes {
-        let cells: Vec<String> = criteria
-            .iter()
-            .map(|(c, _)| {
-                let s = per_mode(mode, &|name, _| statistic(name, c, CorrelationKind::Spearman));
-                let p = per_mode(mode, &|name, _| statistic(name, c, CorrelationKind::Pearson));
-                format!("{} / {}", mean_sd(&s), mean_sd(&p))
-            })
-            .collect();
+        let (mut cells, mut means) = (Vec::new(), Vec::new());
+        for (c, _) in criteria {
+            let s = per_mode(mode, &|name, _| statistic(name, c, CorrelationKind::Spearman));
+            let p = per_mode(mode, &|name, _| statistic(name, c, CorrelationKind::Pearson));
+            cells.push(format!("{} / {}", mean_sd(&s), mean_sd(&p)));
+            means.push(mean(&s));
+        }
         println!("| {mode} | {} |", cells.join(" | "));
-        heat.push(criteria.iter().map(|(c, _)| {
-            let s: Vec<f64> = per_mode(mode, &|name, _| statistic(name, c, CorrelationKind::Spearman)).into_iter().filter(|x| x.is_finite()).collect();
-            s.iter().sum::<f64>() / s.len().max(1) as f64
-        }).collect::<Vec<f64>>());
+        heat.push(means);
     }
     let cols: Vec<String> = criteria.iter().map(|(c, _)| c.clone()).collect();
     let marks = vec![vec![String::new(); cols.len()]; modes.len()];
