@@ -40,13 +40,12 @@ fn test_metrics(scores: &[f64], pairs: &[TrainingPair]) -> serde_json::Value {
     let correct = scores.iter().zip(&labels).filter(|(s, l)| (**s >= 0.5) == (**l == 1)).count();
     json!({
         "pairs": pairs.len(),
-        "accuracy": correct as f64 / pairs.len().max(1) as f64,
+        "accuracy": (!pairs.is_empty()).then(|| correct as f64 / pairs.len() as f64),
         "auc": roc_auc(scores, &labels),
         "auc_random": auc_against(pairs, scores, PairKind::RandomNegative),
         "auc_adversarial": auc_against(pairs, scores, PairKind::AdversarialNegative),
     })
 }
-
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let opts = dialeval_examples::flags(std::env::args().skip(1))?;
