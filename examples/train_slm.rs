@@ -12,7 +12,7 @@
 //! - `diplomacy`: Diplomacy messages with gold AMR, previous message → next message, random
 //!   negatives from other conversations; split 70/15/15 (train/dev/test) by conversation id.
 //!
-//! Prints one JSON line per epoch and then `{"test": {...}}` (accuracy at 0.5, ROC AUC against
+//! Prints one JSON line per epoch and then `{"test": {...}}` (accuracy at 0.5 and ROC AUC against
 //! all negatives, against random and against adversarial negatives), also written to
 //! `DIR/test.json`. `--limit N` keeps the first N training pairs and N/4 + 1 dev and test pairs.
 //! Killed and restarted with the same `--out`, it resumes from the last finished epoch.
@@ -37,12 +37,18 @@ fn main() -> ExitCode {
 /// positives against each kind of negative present.
 fn test_metrics(scores: &[f64], pairs: &[TrainingPair]) -> serde_json::Value {
     let labels: Vec<u8> = pairs.iter().map(TrainingPair::label).collect();
-    let correct = scores.iter().zip(&labels).filter(|(s, l)| (**s >= 0.5) == (**l == 1)).count();
+    // Accuracy at 0.5 over the positives and the negatives `keep` selects.
+    let accuracy = |keep: &dyn Fn(PairKind) -> bool| {
+        let (n, correct) = pairs.iter().zip(scores).filter(|(p, _)| p.kind == PairKind::Positive || keep(p.kind)).fold((0, 0), |(n, c), (p, s)| (n + 1, c + usize::from((*s >= 0.5) == (p.label() == 1))));
+        (n > 0).then(|| correct as f64 / n as f64)
+    };
     json!({
         "pairs": pairs.len(),
-        "accuracy": (!pairs.is_empty()).then(|| correct as f64 / pairs.len() as f64),
+        "accuracy": accuracy(&|_| true),
         "auc": roc_auc(scores, &labels),
+        "accuracy_random": accuracy(&|k| k == PairKind::RandomNegative),
         "auc_random": auc_against(pairs, scores, PairKind::RandomNegative),
+        "accuracy_adversarial": accuracy(&|k| k == PairKind::AdversarialNegative),
         "auc_adversarial": auc_against(pairs, scores, PairKind::AdversarialNegative),
     })
 }
