@@ -93,6 +93,9 @@ struct Run {
     seed: u64,
 }
 
+/// Computes one family of metrics over the run's items.
+type FamilyFn = fn(&mut Run) -> AnyResult<Outcome>;
+
 fn run() -> AnyResult<()> {
     let opts = dialeval_examples::flags(std::env::args().skip(1))?;
     let get = |k: &str, d: &str| opts.get(k).cloned().unwrap_or_else(|| d.to_owned());
@@ -114,7 +117,7 @@ fn run() -> AnyResult<()> {
     let seed = get("seed", "0").parse()?;
     let mut run = Run { opts, out, data, items, item_key, amr, encoder: None, seed };
 
-    let families: Vec<(&str, fn(&mut Run) -> AnyResult<Outcome>)> = vec![
+    let families: Vec<(&str, FamilyFn)> = vec![
         ("lexical", lexical),
         ("embedding", embedding),
         ("bert_ruber", bert_ruber),
