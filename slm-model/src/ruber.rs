@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bert::PretrainedEncoder;
 use crate::error::{Error, Result};
-use crate::train::{Checkpoint, LoopState, append_log, epoch_order, read_json, record_error, roc_auc, save_best, write_json};
+use crate::train::{Checkpoint, LoopState, append_log, begin_epoch, read_json, record_error, roc_auc, save_best, write_json};
 
 /// Where token vectors come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -532,13 +532,9 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
     let dev_labels: Vec<u8> = dev.iter().flat_map(|_| [1, 0]).collect();
     let mut logs = Vec::new();
     let log_path = dir.join("log.jsonl");
-    for epoch in state.epoch + 1..=config.epochs {
-        if state.bad_epochs >= config.patience {
-            break;
-        }
+    while let Some(epoch) = state.next_epoch(config.epochs, config.patience) {
         let started = Instant::now();
-        device.seed(config.seed.wrapping_add(epoch as u64));
-        let order = epoch_order(train.len(), config.seed, epoch);
+        let order = begin_epoch(&device, train.len(), config.seed, epoch);
         let steps = order.len().div_ceil(config.batch_size);
         let mut total = 0.0;
         for (step, chunk) in order.chunks(config.batch_size).enumerate() {

@@ -98,6 +98,11 @@ impl LoopState {
         Self { epoch: 0, lr, best_auc: f64::NEG_INFINITY, bad_epochs: 0 }
     }
 
+    /// The next epoch to run, unless `epochs` are done or the patience is spent.
+    pub(crate) fn next_epoch(&self, epochs: usize, patience: usize) -> Option<usize> {
+        (self.epoch < epochs && self.bad_epochs < patience).then_some(self.epoch + 1)
+    }
+
     /// Records the dev AUC of `epoch`: a better one resets the patience count (and the caller
     /// saves the best model); otherwise the count grows and the rate decays by `lr_decay`.
     /// Returns whether the epoch was the best so far.
@@ -178,9 +183,16 @@ pub(crate) fn save_best<M: Module>(run_dir: &Path, model: M) -> Result<()> {
     model.into_record().save(&path).map_err(|e| record_error(&path, e))
 }
 
+/// Seeds `device` for `epoch` and returns that epoch's order of the `n` training items (both
+/// derived from `seed` and the epoch, so a resumed run repeats them).
+pub(crate) fn begin_epoch(device: &Device, n: usize, seed: u64, epoch: usize) -> Vec<usize> {
+    device.seed(seed.wrapping_add(epoch as u64));
+    epoch_order(n, seed, epoch)
+}
+
 /// The order of `n` training items in `epoch`: a shuffle derived from `seed` and the epoch, so a
 /// resumed run repeats it.
-pub(crate) fn epoch_order(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
+fn epoch_order(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (0..n).collect();
     let mut rng = SplitMix64(seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9));
     for i in (1..order.len()).rev() {
@@ -296,13 +308,9 @@ pub fn train(train_pairs: &[TrainingPair], dev_pairs: &[TrainingPair], config: &
     let dev_labels: Vec<u8> = dev_examples.iter().map(|e| e.label).collect();
     let mut logs = Vec::new();
     let log_path = dir.join("log.jsonl");
-    for epoch in state.epoch + 1..=config.epochs {
-        if state.bad_epochs >= config.patience {
-            break;
-        }
+    while let Some(epoch) = state.next_epoch(config.epochs, config.patience) {
         let started = Instant::now();
-        device.seed(config.seed.wrapping_add(epoch as u64));
-        let order = epoch_order(train_examples.len(), config.seed, epoch);
+        let order = begin_epoch(&device, train_examples.len(), config.seed, epoch);
         let steps = order.len().div_ceil(config.batch_size);
         let mut total = 0.0;
         for (step, chunk) in order.chunks(config.batch_size).enumerate() {
