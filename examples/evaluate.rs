@@ -46,7 +46,7 @@ use dialeval_llm_prompt::{CachedClient, Judge, JudgeConfig, OpenAiClient, OpenAi
 use dialeval_metrics::correlation::CorrelationKind;
 use dialeval_metrics::embedding::{BertScoreConfig, HybridStrategy, Pooling, bert_score, embedding_average, greedy_matching, hybrid, min_max_normalize, referenced_score, vector_extrema};
 use dialeval_metrics::inference::{compare_metrics, system_level};
-use dialeval_metrics::report::{CorrelationReport, ReportConfig};
+use dialeval_metrics::report::{CorrelationReport, ReportConfig, format_pvalue};
 use dialeval_metrics::text::bleu::{Bleu, BleuConfig};
 use dialeval_metrics::text::meteor::{Meteor, MeteorParams};
 use dialeval_metrics::text::rouge::Rouge;
@@ -602,8 +602,8 @@ fn write_report(run: &Run, columns: &[Column], skipped: &[(String, String)], sum
     if let Some(system) = summary.json["system_level"].as_array().filter(|a| !a.is_empty()) {
         md.push_str("\n## System level (means per system)\n\n| metric | criterion | kind | r | p | systems |\n|---|---|---|---|---|---|\n");
         for r in system {
-            let num = |k: &str| r[k].as_f64().map_or_else(|| "–".to_owned(), |v| format!("{v:.3}"));
-            md.push_str(&format!("| {} | {} | {} | {} | {} | {} |\n", r["metric"].as_str().unwrap_or(""), r["criterion"].as_str().unwrap_or(""), r["kind"].as_str().unwrap_or(""), num("statistic"), num("pvalue"), r["systems"]));
+            let num = |k: &str, format: fn(f64) -> String| r[k].as_f64().map_or_else(|| "–".to_owned(), format);
+            md.push_str(&format!("| {} | {} | {} | {} | {} | {} |\n", r["metric"].as_str().unwrap_or(""), r["criterion"].as_str().unwrap_or(""), r["kind"].as_str().unwrap_or(""), num("statistic", |v| format!("{v:.3}")), num("pvalue", format_pvalue), r["systems"]));
         }
     }
     write_atomic(&run.out.join("correlations.md"), &md)?;

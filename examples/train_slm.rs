@@ -26,7 +26,7 @@ use dialeval_datasets::amr::{AmrIndex, read_blocks};
 use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::pairs::{DdppPairConfig, DiplomacyPairConfig, PairKind, TrainingPair, ddpp_context, ddpp_pairs, diplomacy_pairs, split_by_group};
 use dialeval_slm_model::model::Mode;
-use dialeval_slm_model::train::{Scorer, TrainConfig, auc_against, roc_auc, train};
+use dialeval_slm_model::train::{Scorer, TrainConfig, accuracy, roc_auc, scores_against, train};
 use serde_json::json;
 
 fn main() -> ExitCode {
@@ -37,19 +37,16 @@ fn main() -> ExitCode {
 /// positives against each kind of negative present.
 fn test_metrics(scores: &[f64], pairs: &[TrainingPair]) -> serde_json::Value {
     let labels: Vec<u8> = pairs.iter().map(TrainingPair::label).collect();
-    // Accuracy at 0.5 over the positives and the negatives `keep` selects.
-    let accuracy = |keep: &dyn Fn(PairKind) -> bool| {
-        let (n, correct) = pairs.iter().zip(scores).filter(|(p, _)| p.kind == PairKind::Positive || keep(p.kind)).fold((0, 0), |(n, c), (p, s)| (n + 1, c + usize::from((*s >= 0.5) == (p.label() == 1))));
-        (n > 0).then(|| correct as f64 / n as f64)
-    };
+    let (random, random_labels) = scores_against(pairs, scores, PairKind::RandomNegative);
+    let (adversarial, adversarial_labels) = scores_against(pairs, scores, PairKind::AdversarialNegative);
     json!({
         "pairs": pairs.len(),
-        "accuracy": accuracy(&|_| true),
+        "accuracy": accuracy(scores, &labels),
         "auc": roc_auc(scores, &labels),
-        "accuracy_random": accuracy(&|k| k == PairKind::RandomNegative),
-        "auc_random": auc_against(pairs, scores, PairKind::RandomNegative),
-        "accuracy_adversarial": accuracy(&|k| k == PairKind::AdversarialNegative),
-        "auc_adversarial": auc_against(pairs, scores, PairKind::AdversarialNegative),
+        "accuracy_random": accuracy(&random, &random_labels),
+        "auc_random": roc_auc(&random, &random_labels),
+        "accuracy_adversarial": accuracy(&adversarial, &adversarial_labels),
+        "auc_adversarial": roc_auc(&adversarial, &adversarial_labels),
     })
 }
 

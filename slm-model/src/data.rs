@@ -6,7 +6,6 @@
 //! joined by the `<unreachable>` path label. A turn without AMR contributes one `<none>` node, so
 //! text-only data runs through the same code.
 
-
 use burn::prelude::*;
 use dialeval_amr_graph::AmrGraph;
 use dialeval_amr_graph::paths::{GraphInput, PathConfig, UNREACHABLE, Vocab};

@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bert::PretrainedEncoder;
 use crate::error::{Error, Result};
-use crate::train::{Checkpoint, LoopState, append_log, begin_epoch, read_json, record_error, roc_auc, save_best, write_json};
+use crate::train::{Checkpoint, LoopState, accuracy, append_log, begin_epoch, read_json, record_error, roc_auc, save_best, write_json};
 
 /// Where token vectors come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -551,8 +551,7 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
         let valid = model.valid();
         let scores = score_pairs(&valid, config, cache, &dev_pairs, &Device::flex())?;
         let auc = roc_auc(&scores, &dev_labels).unwrap_or(0.5);
-        let accuracy = scores.iter().zip(&dev_labels).filter(|(s, l)| (**s >= 0.5) == (**l == 1)).count() as f64 / scores.len() as f64;
-        let log = RuberEpoch { epoch, train_loss: total / steps as f64, dev_auc: auc, dev_accuracy: accuracy, lr: state.lr, seconds: started.elapsed().as_secs_f64() };
+        let log = RuberEpoch { epoch, train_loss: total / steps as f64, dev_auc: auc, dev_accuracy: accuracy(&scores, &dev_labels).unwrap_or(0.0), lr: state.lr, seconds: started.elapsed().as_secs_f64() };
         if state.finish_epoch(epoch, auc, config.lr_decay) {
             save_best(dir, valid)?;
         }

@@ -231,10 +231,21 @@ pub fn roc_auc(scores: &[f64], labels: &[u8]) -> Option<f64> {
     Some((rank_sum - (pos * (pos + 1)) as f64 / 2.0) / (pos * neg) as f64)
 }
 
+/// Share of scores on the right side of 0.5 for their 0/1 labels; `None` for no scores.
+pub fn accuracy(scores: &[f64], labels: &[u8]) -> Option<f64> {
+    let correct = scores.iter().zip(labels).filter(|(s, l)| (**s >= 0.5) == (**l == 1)).count();
+    (!scores.is_empty()).then(|| correct as f64 / scores.len() as f64)
+}
+
+/// The scores and labels of the positive pairs and of the negatives of one `kind`.
+pub fn scores_against(pairs: &[TrainingPair], scores: &[f64], kind: PairKind) -> (Vec<f64>, Vec<u8>) {
+    pairs.iter().zip(scores).filter(|(p, _)| p.kind == PairKind::Positive || p.kind == kind).map(|(p, s)| (*s, p.label())).unzip()
+}
+
 /// ROC AUC of the positive pairs against the negatives of one `kind` (`None` when either is
 /// missing).
 pub fn auc_against(pairs: &[TrainingPair], scores: &[f64], kind: PairKind) -> Option<f64> {
-    let (s, l): (Vec<f64>, Vec<u8>) = pairs.iter().zip(scores).filter(|(p, _)| p.kind == PairKind::Positive || p.kind == kind).map(|(p, s)| (*s, p.label())).unzip();
+    let (s, l) = scores_against(pairs, scores, kind);
     roc_auc(&s, &l)
 }
 
@@ -325,8 +336,7 @@ pub fn train(train_pairs: &[TrainingPair], dev_pairs: &[TrainingPair], config: &
         let valid = model.valid();
         let scores = predict(&valid, &featurizer, &dev_examples, config.mode, 64, &Device::flex());
         let auc = roc_auc(&scores, &dev_labels).unwrap_or(0.5);
-        let accuracy = scores.iter().zip(&dev_labels).filter(|(s, l)| (**s >= 0.5) == (**l == 1)).count() as f64 / scores.len() as f64;
-        let log = EpochLog { epoch, train_loss: total / steps as f64, dev_accuracy: accuracy, dev_auc: auc, lr: state.lr, seconds: started.elapsed().as_secs_f64() };
+        let log = EpochLog { epoch, train_loss: total / steps as f64, dev_accuracy: accuracy(&scores, &dev_labels).unwrap_or(0.0), dev_auc: auc, lr: state.lr, seconds: started.elapsed().as_secs_f64() };
         if state.finish_epoch(epoch, auc, config.lr_decay) {
             save_best(dir, valid)?;
             write_json(&dir.join("best/mode.json"), &config.mode)?;
@@ -376,5 +386,11 @@ mod tests {
         assert_eq!(roc_auc(&[0.1, 0.4, 0.35, 0.8], &[0, 0, 1, 1]), Some(0.75));
         assert_eq!(roc_auc(&[0.5, 0.5], &[0, 1]), Some(0.5));
         assert_eq!(roc_auc(&[0.5], &[1]), None);
+    }
+
+    #[test]
+    fn accuracy_by_hand() {
+        assert_eq!(accuracy(&[0.1, 0.5, 0.7, 0.2], &[0, 1, 0, 1]), Some(0.5));
+        assert_eq!(accuracy(&[], &[]), None);
     }
 }
