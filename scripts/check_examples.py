@@ -10,6 +10,8 @@
 import json
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 root = Path(__file__).resolve().parents[1]
@@ -95,7 +97,6 @@ for kind, path, key, want in stats_runs:
 print(f"dataset_stats: {len(stats_runs)} corpora counted as expected")
 # train_slm (a small Diplomacy run with gold AMR) and score_slm on the JSONL fixture
 if (shared / "data/amr-diplomacy").is_dir():
-    import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         logs = run(examples / "train_slm", "--data", "diplomacy", "--out", tmp, "--epochs", "1", "--limit", "200",
                    "--d-model", "16", "--layers", "1", "--shared", shared)
@@ -108,7 +109,6 @@ if (shared / "data/amr-diplomacy").is_dir():
     print("train_slm / score_slm: trained one epoch and scored the fixture")
 # amr_experiment (issue 9's grid) at toy size: gated and text-only on 30 silver-AMR contexts
 if (shared / "data/silver-amr").is_dir():
-    import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run([str(examples / "amr_experiment"), "--out", tmp, "--seeds", "0", "--modes", "gated,text_only",
                               "--epochs", "1", "--contexts", "30", "--rest-contexts", "20", "--shared", str(shared)],
@@ -127,7 +127,6 @@ if (shared / "data/silver-amr").is_dir():
     print("amr_experiment: gated and text-only trained on silver AMR, USR correlations with intervals")
 # evaluate (the main job) on the bundled default, killed once and restarted: finished metric
 # families must come from the cache, and the report must be complete
-import tempfile, time
 with tempfile.TemporaryDirectory() as tmp:
     cmd = [str(examples / "evaluate"), "--out", tmp, "--skip", "llm"]
     first = subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
