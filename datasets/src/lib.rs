@@ -9,7 +9,9 @@
 //! - loaders: [`usr`], [`fed`], [`ddpp`] (DailyDialog++), [`topical`] (Topical-Chat),
 //!   [`grade`], [`jsonl`] (a documented format for your own data);
 //! - [`amr`]: PENMAN side files attached to turns by sentence text or id;
-//! - [`pairs`]: DailyDialog++ and Diplomacy training pairs, deterministic splits.
+//! - [`pairs`]: DailyDialog++, Topical-Chat and Diplomacy training pairs (uniform or
+//!   length-matched negatives), deterministic splits;
+//! - [`mix`]: the training mix of the reference-free scorers, evaluation sets kept out.
 //!
 //! ```no_run
 //! use dialeval_datasets::{usr, Criterion};
@@ -27,6 +29,7 @@ pub mod item;
 mod json;
 pub mod jsonl;
 mod lines;
+pub mod mix;
 pub mod pairs;
 pub mod topical;
 pub mod usr;

@@ -5,11 +5,16 @@
 //!   extra negatives sampled from other contexts, honouring an exclusion list;
 //! - [`diplomacy_pairs`]: consecutive Diplomacy messages with their gold AMR, plus negatives
 //!   sampled from other conversations;
+//! - [`topical_pairs`]: next-turn pairs of Topical-Chat conversations, with negatives from other
+//!   conversations, uniform and matched in length to the positive;
+//! - [`length_separation`]: how well response length alone separates a set's classes (ROC
+//!   AUC), the check that negatives do not teach a model "short = good";
 //! - [`split_of`]: a deterministic train/dev/test assignment for corpora without a split.
 
 use std::collections::BTreeMap;
 
 pub use dialeval_common::SplitMix64;
+use dialeval_common::{roc_auc, word_count};
 use serde::{Deserialize, Serialize};
 
 use crate::amr::AmrBlock;
@@ -28,6 +33,9 @@ pub enum PairKind {
     AdversarialNegative,
     /// A negative sampled here from another context or conversation (label 0).
     SampledNegative,
+    /// A negative sampled here from another context or conversation, chosen to be as long in
+    /// words as the positive it stands against (label 0).
+    LengthMatchedNegative,
 }
 
 impl PairKind {
@@ -74,12 +82,101 @@ pub struct DdppPairConfig {
     pub max_context_turns: Option<usize>,
     /// Seed of the sampling.
     pub seed: u64,
+    /// How the extra negatives are drawn.
+    #[serde(default)]
+    pub sampling: NegativeSampling,
+    /// Length matching of the corpus's own negatives: with `Some(t)`, each random or
+    /// adversarial negative is kept only when it can be matched one-to-one to a positive of its
+    /// context whose length differs by at most `t` words (greedily, shortest difference first;
+    /// each kind matched on its own); `None` keeps them all. DailyDialog++'s adversarial
+    /// negatives are 4 words longer than its positives on average, which teaches a model that
+    /// short responses are good.
+    #[serde(default)]
+    pub length_tolerance: Option<usize>,
 }
 
 impl Default for DdppPairConfig {
     fn default() -> Self {
-        Self { random_negatives: true, adversarial_negatives: true, sampled_negatives: 0, max_context_turns: None, seed: 0 }
+        Self { random_negatives: true, adversarial_negatives: true, sampled_negatives: 0, max_context_turns: None, seed: 0, sampling: NegativeSampling::Uniform, length_tolerance: None }
     }
+}
+
+/// How negatives are drawn from other contexts or conversations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum NegativeSampling {
+    /// One uniform draw.
+    #[default]
+    Uniform,
+    /// Of `candidates` uniform draws, the one whose length in words is closest to the positive
+    /// it stands against (the first drawn on ties); such negatives are
+    /// [`PairKind::LengthMatchedNegative`].
+    LengthMatched {
+        /// Draws compared (≥ 1).
+        candidates: usize,
+    },
+}
+
+impl NegativeSampling {
+    /// Draws one donor text with `draw` (`None`: that draw failed and is not counted), matched
+    /// to `target_words` when length matching; `None` when no draw succeeded.
+    fn pick<'a>(self, rng: &mut SplitMix64, target_words: usize, mut draw: impl FnMut(&mut SplitMix64) -> Option<&'a str>) -> Option<&'a str> {
+        let tries = match self {
+            Self::Uniform => 1,
+            Self::LengthMatched { candidates } => candidates.max(1),
+        };
+        let mut best: Option<(&str, usize)> = None;
+        for _ in 0..tries {
+            if let Some(text) = draw(rng) {
+                let gap = word_count(text).abs_diff(target_words);
+                if best.is_none_or(|(_, g)| gap < g) {
+                    best = Some((text, gap));
+                }
+            }
+        }
+        best.map(|(t, _)| t)
+    }
+
+    /// The kind of the negatives this sampling makes.
+    pub fn kind(self) -> PairKind {
+        match self {
+            Self::Uniform => PairKind::SampledNegative,
+            Self::LengthMatched { .. } => PairKind::LengthMatchedNegative,
+        }
+    }
+}
+
+/// Which of `negatives` can be matched one-to-one to `positives` within `tolerance` words:
+/// candidate (negative, positive) pairs are taken by increasing length difference, each side
+/// used once. Returns the kept negatives' indices in their original order.
+fn length_matched(positives: &[String], negatives: &[String], tolerance: usize) -> Vec<usize> {
+    let (pw, nw): (Vec<usize>, Vec<usize>) = (positives.iter().map(|t| word_count(t)).collect(), negatives.iter().map(|t| word_count(t)).collect());
+    let mut candidates: Vec<(usize, usize, usize)> = Vec::new();
+    for (n, &a) in nw.iter().enumerate() {
+        for (p, &b) in pw.iter().enumerate() {
+            if a.abs_diff(b) <= tolerance {
+                candidates.push((a.abs_diff(b), n, p));
+            }
+        }
+    }
+    candidates.sort_unstable();
+    let (mut used_n, mut used_p) = (vec![false; nw.len()], vec![false; pw.len()]);
+    for (_, n, p) in candidates {
+        if !used_n[n] && !used_p[p] {
+            used_n[n] = true;
+            used_p[p] = true;
+        }
+    }
+    (0..nw.len()).filter(|&n| used_n[n]).collect()
+}
+
+/// ROC AUC of response length in words as a score for the positive class: 0.5 when length
+/// tells nothing, above 0.5 when positives are longer, below when they are shorter. `None`
+/// when a class is missing.
+pub fn length_separation(pairs: &[TrainingPair]) -> Option<f64> {
+    let lengths: Vec<f64> = pairs.iter().map(|p| word_count(&p.response) as f64).collect();
+    let labels: Vec<u8> = pairs.iter().map(TrainingPair::label).collect();
+    roc_auc(&lengths, &labels)
 }
 
 /// Builds DailyDialog++ training pairs from one file's contexts. `file` is the file's name as
@@ -113,27 +210,31 @@ pub fn ddpp_pairs(contexts: &[DdppContext], file: &str, exclude: Option<&Exclude
         for (j, r) in c.positives.iter().enumerate() {
             push(r, PairKind::Positive, j);
         }
-        if config.random_negatives {
-            for (j, r) in c.random_negatives.iter().enumerate() {
-                push(r, PairKind::RandomNegative, j);
+        for (wanted, negatives, kind) in [(config.random_negatives, &c.random_negatives, PairKind::RandomNegative), (config.adversarial_negatives, &c.adversarial_negatives, PairKind::AdversarialNegative)] {
+            if !wanted {
+                continue;
             }
-        }
-        if config.adversarial_negatives {
-            for (j, r) in c.adversarial_negatives.iter().enumerate() {
-                push(r, PairKind::AdversarialNegative, j);
+            let keep = match config.length_tolerance {
+                Some(t) => length_matched(&c.positives, negatives, t),
+                None => (0..negatives.len()).collect(),
+            };
+            for j in keep {
+                push(&negatives[j], kind, j);
             }
         }
         for j in 0..config.sampled_negatives {
-            let mut other = rng.below(kept.len() - 1);
-            if other >= k {
-                other += 1;
+            let target = if c.positives.is_empty() { 0 } else { word_count(&c.positives[j % c.positives.len()]) };
+            let donor = config.sampling.pick(&mut rng, target, |rng| {
+                let mut other = rng.below(kept.len() - 1);
+                if other >= k {
+                    other += 1;
+                }
+                let donor = kept[other];
+                (!donor.positives.is_empty()).then(|| donor.positives[rng.below(donor.positives.len())].as_str())
+            });
+            if let Some(r) = donor {
+                push(r, config.sampling.kind(), j);
             }
-            let donor = kept[other];
-            if donor.positives.is_empty() {
-                continue;
-            }
-            let r = &donor.positives[rng.below(donor.positives.len())];
-            push(r, PairKind::SampledNegative, j);
         }
     }
     Ok((pairs, excluded))
@@ -169,9 +270,10 @@ pub fn split_by_group(pairs: Vec<TrainingPair>, ratios: [f64; 3], seed: u64, gro
     Ok((train, dev, test))
 }
 
-/// The context of a DailyDialog++ pair (`file#context`), the group of [`split_by_group`].
+/// The context of a DailyDialog++ pair (`file#context`), the group of [`split_by_group`]
+/// (the same as [`pair_group`]).
 pub fn ddpp_context(pair: &TrainingPair) -> &str {
-    pair.id.split('/').next().unwrap_or_default()
+    pair_group(pair)
 }
 
 /// A deterministic split: `id` is hashed with `seed` (FNV-1a then SplitMix64) into [0, 1) and
@@ -310,6 +412,90 @@ pub fn diplomacy_pairs(blocks: &[AmrBlock], config: &DiplomacyPairConfig) -> Res
     Ok((pairs, skipped))
 }
 
+/// Settings of [`topical_pairs`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TopicalPairConfig {
+    /// Previous turns given as context (≥ 1).
+    pub history: usize,
+    /// Negatives per positive, from other conversations' turns.
+    pub negatives: usize,
+    /// Share of them matched in length to the positive ([`PairKind::LengthMatchedNegative`],
+    /// decided per negative by a seeded draw); the rest are uniform
+    /// ([`PairKind::SampledNegative`]).
+    pub length_matched_share: f64,
+    /// Draws compared for each length-matched negative.
+    pub candidates: usize,
+    /// Seed of the sampling.
+    pub seed: u64,
+}
+
+impl Default for TopicalPairConfig {
+    fn default() -> Self {
+        Self { history: 2, negatives: 1, length_matched_share: 0.5, candidates: 8, seed: 0 }
+    }
+}
+
+/// Next-turn pairs of Topical-Chat conversations: each turn after the first is the positive
+/// response to the `history` turns before it; negatives are turns of other conversations,
+/// uniform and length-matched ([`NegativeSampling`]). Ids are
+/// `topical#<conversation>/<kind>/<turn>-<j>`, so [`pair_group`] keeps a conversation on one
+/// side of a split.
+///
+/// # Errors
+/// [`Error::Config`] for `history == 0`, a share outside [0, 1], or fewer than two
+/// conversations with turns.
+pub fn topical_pairs(conversations: &[crate::topical::TopicalConversation], config: &TopicalPairConfig) -> Result<Vec<TrainingPair>> {
+    if config.history == 0 {
+        return Err(Error::Config("history must be at least 1".into()));
+    }
+    if !(0.0..=1.0).contains(&config.length_matched_share) {
+        return Err(Error::Config(format!("length_matched_share must be in [0, 1], got {}", config.length_matched_share)));
+    }
+    let convs: Vec<&crate::topical::TopicalConversation> = conversations.iter().filter(|c| !c.turns.is_empty()).collect();
+    if convs.len() < 2 {
+        return Err(Error::Config("negatives need at least two conversations with turns".into()));
+    }
+    let mut rng = SplitMix64(config.seed);
+    let mut pairs = Vec::new();
+    for (ci, conv) in convs.iter().enumerate() {
+        for k in 1..conv.turns.len() {
+            let context: Vec<String> = conv.turns[k.saturating_sub(config.history)..k].iter().map(|t| t.message.clone()).collect();
+            let make = |response: &str, kind: PairKind, j: usize| TrainingPair {
+                id: format!("topical#{}/{kind:?}/{k}-{j}", conv.id),
+                context: context.clone(),
+                response: response.to_owned(),
+                kind,
+                context_amr: vec![None; context.len()],
+                response_amr: None,
+            };
+            let positive = conv.turns[k].message.as_str();
+            pairs.push(make(positive, PairKind::Positive, 0));
+            let target = word_count(positive);
+            let mut draw = |rng: &mut SplitMix64| {
+                let mut other = rng.below(convs.len() - 1);
+                if other >= ci {
+                    other += 1;
+                }
+                let turns = &convs[other].turns;
+                Some(turns[rng.below(turns.len())].message.as_str())
+            };
+            for j in 0..config.negatives {
+                let sampling = if rng.unit() < config.length_matched_share { NegativeSampling::LengthMatched { candidates: config.candidates } } else { NegativeSampling::Uniform };
+                if let Some(r) = sampling.pick(&mut rng, target, &mut draw) {
+                    pairs.push(make(r, sampling.kind(), j));
+                }
+            }
+        }
+    }
+    Ok(pairs)
+}
+
+/// The group of a pair built here: its id up to the first `/` (`dev.json#12`,
+/// `topical#t_…`), so that [`split_by_group`] keeps a context or conversation on one side.
+pub fn pair_group(pair: &TrainingPair) -> &str {
+    pair.id.split('/').next().unwrap_or_default()
+}
+
 #[cfg(test)]
 #[allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
 mod tests {
@@ -331,5 +517,54 @@ mod tests {
         let train = a.iter().filter(|s| **s == Split::Train).count();
         assert!((2250..2550).contains(&train), "{train}");
         assert!(split_of("x", [0.5, 0.6, 0.1], 0).is_err());
+    }
+
+    fn ctx(id: u64, positives: &[&str], random: &[&str], adversarial: &[&str]) -> DdppContext {
+        let v = |x: &[&str]| x.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        DdppContext { id, context: vec![format!("context {id}")], positives: v(positives), random_negatives: v(random), adversarial_negatives: v(adversarial) }
+    }
+
+    #[test]
+    fn length_matching_keeps_only_negatives_close_to_a_distinct_positive() {
+        let pos: Vec<String> = ["a b", "a b c d e f"].iter().map(|s| (*s).to_owned()).collect();
+        let neg: Vec<String> = ["x y", "x y z", "one two three four five six seven eight nine ten"].iter().map(|s| (*s).to_owned()).collect();
+        // "x y" takes "a b" (gap 0); "x y z" would need "a b" too (gap 1) and the other positive is 3 words away.
+        assert_eq!(length_matched(&pos, &neg, 1), vec![0]);
+        assert_eq!(length_matched(&pos, &neg, 3), vec![0, 1]);
+        assert_eq!(length_matched(&pos, &neg, 100), vec![0, 1]);
+        let c = ctx(1, &["a b", "a b c d e f"], &["x y", "x y z"], &["one two three four five six seven eight nine ten"]);
+        let config = DdppPairConfig { length_tolerance: Some(1), ..DdppPairConfig::default() };
+        let (pairs, _) = ddpp_pairs(&[c], "dev.json", None, &config).unwrap();
+        let kinds: Vec<PairKind> = pairs.iter().map(|p| p.kind).collect();
+        assert_eq!(kinds, vec![PairKind::Positive, PairKind::Positive, PairKind::RandomNegative]);
+    }
+
+    #[test]
+    fn length_matched_sampling_is_closer_in_length_than_uniform_and_seeded() {
+        let long = "w ".repeat(30);
+        let contexts: Vec<DdppContext> = (0..40).map(|i| if i % 2 == 0 { ctx(i, &["short one", "two words"], &[], &[]) } else { ctx(i, &[long.as_str(), long.as_str()], &[], &[]) }).collect();
+        let build = |sampling| {
+            let config = DdppPairConfig { random_negatives: false, adversarial_negatives: false, sampled_negatives: 4, sampling, seed: 3, ..DdppPairConfig::default() };
+            ddpp_pairs(&contexts, "data_positives.json", None, &config).unwrap().0
+        };
+        let uniform = build(NegativeSampling::Uniform);
+        let matched = build(NegativeSampling::LengthMatched { candidates: 8 });
+        assert_eq!(matched, build(NegativeSampling::LengthMatched { candidates: 8 }), "seeded");
+        assert!(matched.iter().filter(|p| p.label() == 0).all(|p| p.kind == PairKind::LengthMatchedNegative));
+        let sep = |pairs: &[TrainingPair]| (length_separation(pairs).unwrap() - 0.5).abs();
+        assert!(sep(&matched) < 0.05, "matched {}", sep(&matched));
+        // Uniform negatives come from the other length group about half the time.
+        assert!(sep(&matched) < sep(&uniform) || sep(&uniform) < 0.05);
+        let gap = |pairs: &[TrainingPair]| pairs.iter().filter(|p| p.label() == 0).map(|p| word_count(&p.response).abs_diff(word_count(&contexts[p.id.split('#').nth(1).unwrap().split('/').next().unwrap().parse::<usize>().unwrap()].positives[0]))).sum::<usize>();
+        assert!(gap(&matched) < gap(&uniform), "{} vs {}", gap(&matched), gap(&uniform));
+    }
+
+    #[test]
+    fn length_separation_by_hand() {
+        let pair = |response: &str, kind| TrainingPair { id: String::new(), context: vec![], response: response.into(), kind, context_amr: vec![], response_amr: None };
+        let pairs = [pair("a b c", PairKind::Positive), pair("a", PairKind::RandomNegative), pair("a b", PairKind::Positive), pair("a b c d", PairKind::AdversarialNegative)];
+        assert_eq!(length_separation(&pairs), Some(0.5));
+        assert_eq!(length_separation(&pairs[..2]), Some(1.0));
+        assert_eq!(length_separation(&pairs[..1]), None);
     }
 }

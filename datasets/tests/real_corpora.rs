@@ -173,3 +173,82 @@ fn diplomacy_pairs_carry_gold_graphs_and_are_seeded() {
     let (all, _) = diplomacy_pairs(&blocks, &DiplomacyPairConfig { drop_empty: false, ..config }).unwrap();
     assert!(all.len() > pairs.len());
 }
+
+#[test]
+fn training_mix_keeps_evaluation_contexts_out_and_length_uninformative() {
+    use dialeval_datasets::mix::{MixConfig, MixSources, build_mix};
+    use dialeval_datasets::pairs::{length_separation, pair_group};
+    let Some(data) = data() else { return };
+    let ids: Vec<u64> = serde_json::from_str(&std::fs::read_to_string(data.join("silver-amr/dailydialog-plusplus-test100.context-ids.json")).unwrap()).unwrap();
+    let sources = MixSources { ddpp_dir: &data.join("dailydialog-plusplus"), topical_dir: Some(&data.join("topical-chat")), test_ids: &ids };
+    let config = MixConfig::default();
+    let mix = build_mix(&sources, &config).unwrap();
+    assert_eq!(mix.excluded, 1157, "every overlap entry is dropped");
+    // The test split is the 100 annotated test contexts, 15 pairs each, and nothing else.
+    assert_eq!(mix.test.len(), 1500);
+    let test_groups: std::collections::HashSet<&str> = mix.test.iter().map(pair_group).collect();
+    assert_eq!(test_groups.len(), 100);
+    for p in mix.train.iter().chain(&mix.dev) {
+        assert!(!test_groups.contains(pair_group(p)), "{} is a test context", p.id);
+    }
+    let dev_groups: std::collections::HashSet<&str> = mix.dev.iter().map(pair_group).collect();
+    assert!(mix.train.iter().all(|p| !dev_groups.contains(pair_group(p))), "no context on two sides");
+    // Every source is there.
+    for prefix in ["dev.json#", "test.json#", "data_positives.json#", "topical#"] {
+        assert!(mix.train.iter().any(|p| p.id.starts_with(prefix)), "{prefix}");
+    }
+    assert!(mix.train.len() > 100_000, "{}", mix.train.len());
+    // Length-controlled training data: length alone hardly separates the classes, while the
+    // uncontrolled DailyDialog++ pairs are separated by it (negatives are longer).
+    for prefix in ["dev.json#", "test.json#", "data_positives.json#", "topical#"] {
+        let part: Vec<_> = mix.train.iter().filter(|p| p.id.starts_with(prefix)).cloned().collect();
+        let pos = part.iter().filter(|p| p.label() == 1).count();
+        eprintln!("{prefix}: {} pairs, {pos} positive, length AUC {:?}", part.len(), length_separation(&part));
+    }
+    let sep = length_separation(&mix.train).unwrap();
+    assert!((sep - 0.5).abs() < 0.05, "length AUC of the controlled mix {sep}");
+    let raw = build_mix(&sources, &MixConfig { ddpp_length_tolerance: None, positives_negatives: 0, topical: None, ..config }).unwrap();
+    let raw_sep = length_separation(&raw.train).unwrap();
+    assert!(raw_sep < 0.40, "length AUC of DailyDialog++ as released {raw_sep}");
+    assert_eq!(build_mix(&sources, &config).unwrap(), mix, "seeded");
+}
+
+#[test]
+fn topical_pairs_are_next_turns_with_length_matched_negatives() {
+    use dialeval_datasets::pairs::{TopicalPairConfig, length_separation, topical_pairs};
+    let Some(data) = data() else { return };
+    let convs = topical::load_conversations(&data.join("topical-chat/conversations/valid_rare.json")).unwrap();
+    let config = TopicalPairConfig { history: 2, negatives: 2, length_matched_share: 0.5, candidates: 8, seed: 5 };
+    let pairs = topical_pairs(&convs, &config).unwrap();
+    let positives = 11_692 - 539;
+    assert_eq!(pairs.len(), 3 * positives);
+    let matched_share = pairs.iter().filter(|p| p.kind == PairKind::LengthMatchedNegative).count() as f64 / (2 * positives) as f64;
+    assert!((matched_share - 0.5).abs() < 0.02, "{matched_share}");
+    let first = &pairs[0];
+    assert_eq!((first.kind, first.context.len()), (PairKind::Positive, 1));
+    assert_eq!(first.response, convs[0].turns[1].message);
+    let words = |t: &str| t.split_whitespace().count() as f64;
+    let gap = |kind: PairKind| {
+        let (mut total, mut n) = (0.0, 0.0);
+        for w in pairs.chunks(3) {
+            for neg in w.iter().filter(|p| p.kind == kind) {
+                total += (words(&neg.response) - words(&w[0].response)).abs();
+                n += 1.0;
+            }
+        }
+        total / n
+    };
+    assert!(gap(PairKind::LengthMatchedNegative) < 0.5 * gap(PairKind::SampledNegative), "{} vs {}", gap(PairKind::LengthMatchedNegative), gap(PairKind::SampledNegative));
+    let matched: Vec<_> = pairs.iter().filter(|p| p.kind != PairKind::SampledNegative).cloned().collect();
+    assert!((length_separation(&matched).unwrap() - 0.5).abs() < 0.03);
+    // No negative comes from its own conversation.
+    let conv_of = |id: &str| id.split('/').next().unwrap().trim_start_matches("topical#").to_owned();
+    let by_id: HashMap<&str, &topical::TopicalConversation> = convs.iter().map(|c| (c.id.as_str(), c)).collect();
+    for p in pairs.iter().filter(|p| p.label() == 0).take(2000) {
+        let own = by_id[conv_of(&p.id).as_str()];
+        assert!(!own.turns.iter().any(|t| t.message == p.response) || convs.iter().filter(|c| c.turns.iter().any(|t| t.message == p.response)).count() > 1);
+    }
+    assert!(topical_pairs(&convs[..1], &config).is_err());
+    assert!(topical_pairs(&convs, &TopicalPairConfig { history: 0, ..config }).is_err());
+    assert!(topical_pairs(&convs, &TopicalPairConfig { length_matched_share: 1.5, ..config }).is_err());
+}

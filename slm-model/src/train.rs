@@ -207,29 +207,7 @@ pub(crate) fn append_log(path: &Path, line: &impl Serialize) -> Result<()> {
     writeln!(file, "{}", serde_json::to_string(line).unwrap_or_default()).map_err(|e| Error::io(path, e))
 }
 
-/// ROC AUC of scores against 0/1 labels (Mann-Whitney U with average ranks); `None` when one
-/// class is missing.
-pub fn roc_auc(scores: &[f64], labels: &[u8]) -> Option<f64> {
-    let pos = labels.iter().filter(|&&l| l == 1).count();
-    let neg = labels.len() - pos;
-    if pos == 0 || neg == 0 {
-        return None;
-    }
-    let mut order: Vec<usize> = (0..scores.len()).collect();
-    order.sort_by(|&a, &b| scores[a].total_cmp(&scores[b]));
-    let mut rank_sum = 0.0;
-    let mut i = 0;
-    while i < order.len() {
-        let mut j = i + 1;
-        while j < order.len() && scores[order[j]] == scores[order[i]] {
-            j += 1;
-        }
-        let rank = (i + 1 + j) as f64 / 2.0;
-        rank_sum += order[i..j].iter().filter(|&&k| labels[k] == 1).count() as f64 * rank;
-        i = j;
-    }
-    Some((rank_sum - (pos * (pos + 1)) as f64 / 2.0) / (pos * neg) as f64)
-}
+pub use dialeval_common::roc_auc;
 
 /// Share of scores on the right side of 0.5 for their 0/1 labels; `None` for no scores.
 pub fn accuracy(scores: &[f64], labels: &[u8]) -> Option<f64> {

@@ -1,0 +1,121 @@
+//! The training mix for the reference-free scorers (the SLM, BERT-RUBER's unreferenced model) at
+//! the scale the public releases allow, with everything that touches an evaluation set kept out:
+//!
+//! - DailyDialog++ `dev.json` + `test.json` with their random and adversarial negatives (contexts
+//!   of `overlap_exclude_ids.tsv` dropped); the annotated test contexts (`test_ids`, the 100 of the
+//!   silver-AMR set) are the test split, never trained on;
+//! - DailyDialog++ `data_positives.json` with negatives sampled from other contexts;
+//! - Topical-Chat `valid_rare` + `test_rare` next-turn pairs ([`topical_pairs`]).
+//!
+//! Dev is a seeded share of the remaining contexts and conversations ([`split_by_group`] over
+//! [`pair_group`]), so no context is on two sides. USR, FED and GRADE items are never read.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ddpp::{self, ExcludeList};
+use crate::error::Result;
+use crate::pairs::{DdppPairConfig, NegativeSampling, TopicalPairConfig, TrainingPair, ddpp_pairs, pair_group, split_by_group, topical_pairs};
+use crate::topical;
+
+/// Settings of [`build_mix`]; everything the mix depends on, so it can key a cache.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MixConfig {
+    /// Keep only the last this many context turns.
+    pub max_context_turns: usize,
+    /// Length matching of DailyDialog++'s own negatives ([`DdppPairConfig::length_tolerance`]).
+    pub ddpp_length_tolerance: Option<usize>,
+    /// Negatives sampled per `data_positives.json` context (0: that file is left out).
+    pub positives_negatives: usize,
+    /// How they are sampled.
+    pub positives_sampling: NegativeSampling,
+    /// Topical-Chat pairs (`None`: left out).
+    pub topical: Option<TopicalPairConfig>,
+    /// Share of contexts and conversations held out as dev.
+    pub dev_share: f64,
+    /// Seed of sampling and split.
+    pub seed: u64,
+}
+
+impl Default for MixConfig {
+    fn default() -> Self {
+        Self {
+            max_context_turns: 2,
+            ddpp_length_tolerance: Some(1),
+            positives_negatives: 5,
+            positives_sampling: NegativeSampling::LengthMatched { candidates: 8 },
+            topical: Some(TopicalPairConfig::default()),
+            dev_share: 0.05,
+            seed: 0,
+        }
+    }
+}
+
+/// Where the mix comes from: the public releases' folders.
+#[derive(Debug, Clone, Copy)]
+pub struct MixSources<'a> {
+    /// DailyDialog++'s `dataset/` folder (`dev.json`, `test.json`, `data_positives.json`,
+    /// `overlap_exclude_ids.tsv`).
+    pub ddpp_dir: &'a Path,
+    /// Topical-Chat's folder (`conversations/valid_rare.json`, `conversations/test_rare.json`),
+    /// when used.
+    pub topical_dir: Option<&'a Path>,
+    /// The `test.json` contexts that form the test split.
+    pub test_ids: &'a [u64],
+}
+
+/// Train, dev and test pairs of the mix.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Mix {
+    /// Training pairs.
+    pub train: Vec<TrainingPair>,
+    /// Dev pairs (early stopping, model choice).
+    pub dev: Vec<TrainingPair>,
+    /// The annotated DailyDialog++ test contexts' pairs, every negative kept.
+    pub test: Vec<TrainingPair>,
+    /// Contexts dropped by the overlap list.
+    pub excluded: usize,
+}
+
+/// Builds the mix (see the module docs). Deterministic under `config.seed`.
+///
+/// # Errors
+/// A file that cannot be read or parsed (named with its line), or invalid settings.
+pub fn build_mix(sources: &MixSources<'_>, config: &MixConfig) -> Result<Mix> {
+    let dir = sources.ddpp_dir;
+    let exclude = ExcludeList::load(&dir.join("overlap_exclude_ids.tsv"))?;
+    let test_ids: HashSet<u64> = sources.test_ids.iter().copied().collect();
+    let base = DdppPairConfig { max_context_turns: Some(config.max_context_turns), seed: config.seed, length_tolerance: config.ddpp_length_tolerance, ..DdppPairConfig::default() };
+    let mut pool = Vec::new();
+    let mut mix = Mix::default();
+    let (dev, excluded) = ddpp_pairs(&ddpp::load(&dir.join("dev.json"))?, "dev.json", Some(&exclude), &base)?;
+    pool.extend(dev);
+    mix.excluded += excluded;
+    let (test_contexts, rest): (Vec<_>, Vec<_>) = ddpp::load(&dir.join("test.json"))?.into_iter().partition(|c| test_ids.contains(&c.id));
+    let (test, excluded) = ddpp_pairs(&test_contexts, "test.json", Some(&exclude), &DdppPairConfig { length_tolerance: None, ..base })?;
+    mix.test = test;
+    mix.excluded += excluded;
+    let (rest, excluded) = ddpp_pairs(&rest, "test.json", Some(&exclude), &base)?;
+    pool.extend(rest);
+    mix.excluded += excluded;
+    if config.positives_negatives > 0 {
+        let positives = ddpp::load(&dir.join("data_positives.json"))?;
+        let sampled = DdppPairConfig { random_negatives: false, adversarial_negatives: false, sampled_negatives: config.positives_negatives, sampling: config.positives_sampling, ..base };
+        let (pairs, excluded) = ddpp_pairs(&positives, "data_positives.json", Some(&exclude), &sampled)?;
+        pool.extend(pairs);
+        mix.excluded += excluded;
+    }
+    if let (Some(topical_config), Some(topical_dir)) = (config.topical, sources.topical_dir) {
+        let mut conversations = Vec::new();
+        for split in ["valid_rare", "test_rare"] {
+            conversations.extend(topical::load_conversations(&topical_dir.join(format!("conversations/{split}.json")))?);
+        }
+        pool.extend(topical_pairs(&conversations, &TopicalPairConfig { seed: config.seed, ..topical_config })?);
+    }
+    let (train, dev, _) = split_by_group(pool, [1.0 - config.dev_share, config.dev_share, 0.0], config.seed, pair_group)?;
+    mix.train = train;
+    mix.dev = dev;
+    Ok(mix)
+}
