@@ -103,14 +103,14 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         for &mode in &modes {
             let dir = out.join(format!("{}-seed{seed}", serde_json::to_value(mode)?.as_str().unwrap_or("mode")));
             let bar = Progress::new(&format!("{mode:?} seed {seed}"));
-            let logs = train(&train_p, &dev_p, &TrainConfig { mode, epochs, seed, ..TrainConfig::default() }, &dir, &|e, s, n| bar.update_epoch(e, s, n))?;
+            let logs = train(&train_p, &dev_p, &TrainConfig { mode, epochs, seed, ..TrainConfig::default() }, &dir, None, &|e, s, n| bar.update_epoch(e, s, n))?;
             bar.finish();
             let log_text = std::fs::read_to_string(dir.join("log.jsonl"))?;
             let seconds: Vec<f64> = log_text.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()?.get("seconds")?.as_f64()).collect();
             let scorer = Scorer::load(&dir, Device::flex())?;
-            let test_scores = scorer.score(&test_pairs);
+            let test_scores = scorer.score(&test_pairs, None)?;
             // The rest of the test set has no graphs: a graph-only model scores it blind.
-            let rest_scores = if mode == Mode::GraphOnly { Vec::new() } else { scorer.score(&rest_pairs) };
+            let rest_scores = if mode == Mode::GraphOnly { Vec::new() } else { scorer.score(&rest_pairs, None)? };
             let rest_auc = |kind| auc_against(&rest_pairs, &rest_scores, kind); // None without scores
             let row = json!({
                 "mode": mode, "seed": seed, "epochs_run": seconds.len(), "epochs_this_process": logs.len(),
@@ -119,7 +119,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 "test100_auc_random": auc_against(&test_pairs, &test_scores, PairKind::RandomNegative),
                 "test_rest_auc_adversarial": rest_auc(PairKind::AdversarialNegative),
                 "test_rest_auc_random": rest_auc(PairKind::RandomNegative),
-                "usr_scores": scorer.score(&usr_pairs),
+                "usr_scores": scorer.score(&usr_pairs, None)?,
             });
             eprintln!("amr_experiment: {mode:?} seed {seed}: test100 AUC adversarial {:.3}, random {:.3}", row["test100_auc_adversarial"].as_f64().unwrap_or(f64::NAN), row["test100_auc_random"].as_f64().unwrap_or(f64::NAN));
             results.retain(|r| !(r["mode"] == row["mode"] && r["seed"] == row["seed"]));

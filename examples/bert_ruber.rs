@@ -4,10 +4,15 @@
 //! ```text
 //! cargo run --release --example bert_ruber -- train --out DIR [--embeddings bert|static]
 //!     [--representation max_pool|mean_pool|bi_gru] [--objective cross_entropy|ranking]
-//!     [--contexts 2000] [--epochs 10] [--batch 64] [--lr 0.001] [--seed 0] [--encoder DIR] [--shared ../shared]
+//!     [--data mix|positives] [--topical yes|no] [--contexts 2000] [--query-turns 2]
+//!     [--epochs 10] [--batch 64] [--lr 0.001] [--seed 0] [--encoder DIR] [--shared ../shared]
 //! cargo run --release --example bert_ruber -- score --model DIR [--out scores.jsonl] [--encoder DIR] [--shared ../shared]
 //! ```
-//! Training triples: each positive response of the first `--contexts` contexts of
+//! Training triples with `--data mix` (the default): the training mix of
+//! `dialeval_datasets::mix` (DailyDialog++ dev + test with length-matched corpus negatives,
+//! `data_positives.json` with length-matched sampled negatives, Topical-Chat next-turn pairs
+//! unless `--topical no`), each positive with a negative of its own context in turn; dev: the
+//! mix's dev contexts. With `--data positives`: each positive response of the first `--contexts` contexts of
 //! `data_positives.json` with a positive of another context as the sampled negative; dev: 300
 //! contexts of `dev.json`, positives against the corpus's random negatives; both honour
 //! `overlap_exclude_ids.tsv`. Token states of MiniLM (`scripts/fetch_minilm.sh`) are cached in
@@ -55,23 +60,25 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 batch_size: get("batch", "64").parse()?,
                 lr: get("lr", "0.001").parse()?,
                 seed: get("seed", "0").parse()?,
+                query_turns: get("query-turns", "2").parse()?,
                 ..RuberConfig::default()
             };
             let out = PathBuf::from(opts.get("out").ok_or("--out DIR is required")?);
-            let dir = shared.join("data/dailydialog-plusplus");
-            let exclude = ExcludeList::load(&dir.join("overlap_exclude_ids.tsv"))?;
-            let keep = |file: &str, contexts: Vec<DdppContext>| -> Vec<DdppContext> { contexts.into_iter().filter(|c| !exclude.contains(file, c.id)).collect() };
-            let mut positives = keep("data_positives.json", ddpp::load(&dir.join("data_positives.json"))?);
-            positives.truncate(get("contexts", "2000").parse()?);
-            let mut dev_contexts = keep("dev.json", ddpp::load(&dir.join("dev.json"))?);
-            dev_contexts.truncate(300);
-            let train = sampled_triples(&positives, &config, config.seed);
-            let dev: Vec<Triple> = dev_contexts
-                .iter()
-                .flat_map(|c| c.positives.iter().zip(&c.random_negatives).map(|(p, n)| Triple { query: config.query(&c.context), positive: p.clone(), negative: n.clone() }))
-                .collect();
-            eprintln!("bert_ruber: {} training triples from {} contexts, {} dev triples", train.len(), positives.len(), dev.len());
-            let mut cache = embedding_cache(&encoder_dir, encoder.hidden_size())?;
+            let (train, dev) = match get("data", "mix").as_str() {
+                "mix" => {
+                    let topical = match get("topical", "yes").as_str() {
+                        "yes" => Some(dialeval_datasets::pairs::TopicalPairConfig::default()),
+                        "no" => None,
+                        other => return Err(format!("--topical {other:?}: yes or no").into()),
+                    };
+                    let mix = dialeval_examples::training_mix(&shared, &dialeval_datasets::mix::MixConfig { seed: config.seed, topical, ..Default::default() })?;
+                    (mix_triples(&mix.train, &config), mix_triples(&mix.dev, &config))
+                }
+                "positives" => positives_triples(&shared, &config, get("contexts", "2000").parse()?)?,
+                other => return Err(format!("unknown --data {other:?} (mix, positives)").into()),
+            };
+            eprintln!("bert_ruber: {} training triples, {} dev triples", train.len(), dev.len());
+            let mut cache = embedding_cache(&encoder)?;
             let texts: Vec<&str> = train.iter().chain(&dev).flat_map(|t| [t.query.as_str(), t.positive.as_str(), t.negative.as_str()]).collect();
             let bar = Progress::new("embedding");
             cache.fill(&encoder, &texts, &|done, total| bar.update(done, total))?;
@@ -92,7 +99,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             dialeval_common::SentenceEmbedder::embed_sentences(&encoder, &responses).map_err(|e| e.to_string())?;
             let seconds = started.elapsed().as_secs_f64();
             eprintln!("bert_ruber: embedded the {} responses in {seconds:.2} s ({:.1} ms per sentence, batches of {})", responses.len(), 1000.0 * seconds / responses.len() as f64, encoder.batch_size);
-            let mut cache = embedding_cache(&encoder_dir, encoder.hidden_size())?;
+            let mut cache = embedding_cache(&encoder)?;
             let texts: Vec<&str> = queries.iter().map(String::as_str).chain(responses.iter().copied()).collect();
             cache.fill(&encoder, &texts, &|_, _| {})?;
             let pairs: Vec<(&str, &str)> = queries.iter().map(String::as_str).zip(responses.iter().copied()).collect();
@@ -134,6 +141,47 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// A snake_case enum value given on the command line.
 fn choice<T: serde::de::DeserializeOwned>(value: &str) -> Result<T, Box<dyn std::error::Error>> {
     serde_json::from_value(serde_json::Value::String(value.to_owned())).map_err(|e| format!("{value:?}: {e}").into())
+}
+
+/// The triples of mix pairs: within each context (or conversation), the k-th positive with the
+/// k-th negative, negatives reused in turn when there are fewer; contexts without a negative
+/// give none.
+fn mix_triples(pairs: &[dialeval_datasets::pairs::TrainingPair], config: &RuberConfig) -> Vec<Triple> {
+    use dialeval_datasets::pairs::pair_group;
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < pairs.len() {
+        let group = pair_group(&pairs[start]);
+        let end = start + pairs[start..].iter().take_while(|p| pair_group(p) == group).count();
+        let (positives, negatives): (Vec<_>, Vec<_>) = pairs[start..end].iter().partition(|p| p.label() == 1);
+        if !negatives.is_empty() {
+            for (k, p) in positives.iter().enumerate() {
+                let n = negatives[k % negatives.len()];
+                out.push(Triple { query: config.query(&p.context), positive: p.response.clone(), negative: n.response.clone() });
+            }
+        }
+        start = end;
+    }
+    out
+}
+
+/// The earlier recipe: triples from the first `contexts` contexts of `data_positives.json`
+/// (negatives sampled from other contexts), dev from 300 contexts of `dev.json` (positives
+/// against the corpus's random negatives).
+fn positives_triples(shared: &Path, config: &RuberConfig, contexts: usize) -> Result<(Vec<Triple>, Vec<Triple>), Box<dyn std::error::Error>> {
+    let dir = shared.join("data/dailydialog-plusplus");
+    let exclude = ExcludeList::load(&dir.join("overlap_exclude_ids.tsv"))?;
+    let keep = |file: &str, contexts: Vec<DdppContext>| -> Vec<DdppContext> { contexts.into_iter().filter(|c| !exclude.contains(file, c.id)).collect() };
+    let mut positives = keep("data_positives.json", ddpp::load(&dir.join("data_positives.json"))?);
+    positives.truncate(contexts);
+    let mut dev_contexts = keep("dev.json", ddpp::load(&dir.join("dev.json"))?);
+    dev_contexts.truncate(300);
+    let train = sampled_triples(&positives, config, config.seed);
+    let dev: Vec<Triple> = dev_contexts
+        .iter()
+        .flat_map(|c| c.positives.iter().zip(&c.random_negatives).map(|(p, n)| Triple { query: config.query(&c.context), positive: p.clone(), negative: n.clone() }))
+        .collect();
+    Ok((train, dev))
 }
 
 /// One triple per positive: a positive of another context (seeded) is its negative.

@@ -5,14 +5,17 @@
 //! cargo run --release --example evaluate -- [--corpus usr|fed|grade|jsonl] [--input PATH]
 //!     [--amr FILE[,FILE...]] [--out evaluation] [--slm DIR] [--ruber DIR] [--encoder DIR]
 //!     [--llm-base-url URL] [--llm-model NAME] [--data data] [--seed 0]
-//!     [--skip lexical,embedding,bert_ruber,slm,smatch,llm]
+//!     [--models models] [--retrain yes|no] [--skip length,lexical,embedding,bert_ruber,slm,smatch,llm]
 //! ```
 //! With no options it evaluates the bundled USR-PersonaChat (`data/usr-personachat`) with its
 //! silver AMR (`data/silver-amr`), fully offline: BLEU, ROUGE-L, METEOR, BERTScore and the
 //! embedding metrics (MiniLM, fetched by `scripts/fetch_minilm.sh`), BERT-RUBER (unreferenced,
-//! referenced, hybrids), the AMR-gated SLM and Smatch of response vs reference graphs. Missing
-//! models are trained first on the bundled DailyDialog++ dev data (`data/dailydialog-plusplus`,
-//! silver AMR of 200 contexts) and saved under `OUT/models`. The LLM judge runs when
+//! referenced, hybrids), the AMR-gated SLM and Smatch of response vs reference graphs, and
+//! response length in words as the plain baseline every learned score is read against. The
+//! learned scorers come from the checkpoints shipped in `models/` (verified by their
+//! `SHA256SUMS`; see `models/README.md` for how they were trained); `--retrain yes` trains weaker
+//! ones afresh on the bundled DailyDialog++ dev data (`data/dailydialog-plusplus`, silver AMR of
+//! 200 contexts) into `OUT/models/<name>-seed<seed>`. The LLM judge runs when
 //! `--llm-base-url` is given or the local llama.cpp server (`scripts/llm_server.sh start`)
 //! answers on its default address.
 //!
@@ -36,7 +39,7 @@ use dialeval_amr_graph::smatch::{Smatch, SmatchConfig};
 use dialeval_common::TokenEmbedder;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp::{self, ExcludeList};
-use dialeval_datasets::pairs::{DdppPairConfig, PairKind, Split, TrainingPair, ddpp_context, ddpp_pairs, split_by_group, split_of};
+use dialeval_datasets::pairs::{DdppPairConfig, Split, TrainingPair, ddpp_context, ddpp_pairs, split_by_group, split_of};
 use dialeval_datasets::DialogueItem;
 use dialeval_examples::plot::{Panel, heatmap, scatter_grid};
 use dialeval_examples::{Progress, embedding_cache, human_criteria};
@@ -91,6 +94,8 @@ struct Run {
     amr: AmrIndex,
     encoder: Option<Result<Arc<PretrainedEncoder>, String>>,
     seed: u64,
+    models: PathBuf,
+    retrain: bool,
 }
 
 /// Computes one family of metrics over the run's items.
@@ -115,9 +120,16 @@ fn run() -> AnyResult<()> {
     eprintln!("evaluate: {} items of {corpus}; AMR for {} of {} utterances", items.len(), coverage.with_amr, coverage.turns);
     let item_key = fingerprint(&items.iter().map(|i| format!("{}\t{}", i.id, i.response.as_ref().map_or("", |r| r.text.as_str()))).collect::<Vec<_>>().join("\n"));
     let seed = get("seed", "0").parse()?;
-    let mut run = Run { opts, out, data, items, item_key, amr, encoder: None, seed };
+    let models = PathBuf::from(get("models", "models"));
+    let retrain = match get("retrain", "no").as_str() {
+        "yes" => true,
+        "no" => false,
+        other => return Err(format!("--retrain {other:?}: yes or no").into()),
+    };
+    let mut run = Run { opts, out, data, items, item_key, amr, encoder: None, seed, models, retrain };
 
     let families: Vec<(&str, FamilyFn)> = vec![
+        ("length", length),
         ("lexical", lexical),
         ("embedding", embedding),
         ("bert_ruber", bert_ruber),
@@ -128,6 +140,9 @@ fn run() -> AnyResult<()> {
     let mut columns: Vec<Column> = Vec::new();
     let mut skipped: Vec<(String, String)> = Vec::new();
     let skip: Vec<String> = run.opts.get("skip").map(|s| s.split(',').map(str::to_owned).collect()).unwrap_or_default();
+    if let Some(unknown) = skip.iter().find(|s| !families.iter().any(|(name, _)| name == s)) {
+        return Err(format!("--skip {unknown:?}: not a family ({})", families.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")).into());
+    }
     for (name, compute) in families {
         if skip.iter().any(|s| s == name) {
             skipped.push((name.to_owned(), "left out by --skip".to_owned()));
@@ -175,12 +190,59 @@ fn load_corpus(corpus: &str, input: Option<&str>, data: &Path) -> AnyResult<Vec<
     })
 }
 
+/// Where a learned family's model comes from.
+enum ModelSource {
+    /// `--slm DIR` / `--ruber DIR`.
+    Given(PathBuf),
+    /// The checkpoint shipped in `--models` (default `models/`), verified by its `SHA256SUMS`.
+    Bundled(PathBuf),
+    /// `--retrain yes` (or no shipped checkpoint): trained here on the bundled DailyDialog++ dev
+    /// data into `OUT/models/<name>-seed<seed>`.
+    Retrain(PathBuf),
+}
+
+impl ModelSource {
+    /// The directory, and a line saying where the model comes from.
+    fn describe(&self, family: &str) -> String {
+        match self {
+            Self::Given(d) => format!("evaluate: {family}: model {}", d.display()),
+            Self::Bundled(d) => format!("evaluate: {family}: shipped checkpoint {} (SHA256SUMS verified on load)", d.display()),
+            Self::Retrain(d) => format!("evaluate: {family}: training into {} (--retrain yes or no shipped checkpoint)", d.display()),
+        }
+    }
+}
+
+fn model_source(run: &Run, flag: &str, name: &str) -> ModelSource {
+    if let Some(dir) = run.opts.get(flag) {
+        return ModelSource::Given(PathBuf::from(dir));
+    }
+    let bundled = run.models.join(name);
+    if !run.retrain && bundled.join(dialeval_slm_model::bundle::MANIFEST).is_file() {
+        return ModelSource::Bundled(bundled);
+    }
+    ModelSource::Retrain(run.out.join(format!("models/{name}-seed{}", run.seed)))
+}
+
+/// What identifies a model source in a cache key: its directory and the manifest's sha256, or
+/// the retraining seed.
+fn model_identity(run: &Run, flag: &str, name: &str) -> String {
+    match model_source(run, flag, name) {
+        ModelSource::Given(dir) | ModelSource::Bundled(dir) => {
+            let manifest = dialeval_slm_model::bundle::verify(&dir).ok().flatten();
+            let stamp = std::fs::metadata(dir.join("best")).and_then(|m| m.modified()).map(|t| format!("{t:?}")).unwrap_or_default();
+            format!("{}|{}|{stamp}", dir.display(), manifest.unwrap_or_default())
+        }
+        ModelSource::Retrain(dir) => format!("retrain|{}|{}", dir.display(), run.seed),
+    }
+}
+
 /// The settings a family's cached scores depend on (besides the items).
 fn family_settings(run: &Run, name: &str) -> String {
     let opt = |k: &str| run.opts.get(k).cloned().unwrap_or_default();
     match name {
-        "embedding" | "bert_ruber" => format!("{}|{}|{}", opt("encoder"), opt("ruber"), run.seed),
-        "slm" => format!("{}|{}", opt("slm"), run.seed),
+        "embedding" => opt("encoder"),
+        "bert_ruber" => format!("{}|{}", opt("encoder"), model_identity(run, "ruber", "bert-ruber")),
+        "slm" => format!("{}|{}", opt("encoder"), model_identity(run, "slm", "slm")),
         "llm" => format!("{}|{}", opt("llm-base-url"), opt("llm-model")),
         _ => String::new(),
     }
@@ -218,6 +280,18 @@ fn spread(n: usize, at: &[usize], values: Vec<f64>) -> Vec<Option<f64>> {
     }
     out
 }
+
+/// The plain baseline every learned score is read against: response length in words.
+fn length(run: &mut Run) -> AnyResult<Outcome> {
+    let values: Vec<Option<f64>> = run.items.iter().map(|i| i.response.as_ref().map(|r| dialeval_common::word_count(&r.text) as f64)).collect();
+    if values.iter().all(Option::is_none) {
+        return Ok(Outcome::Skipped("no responses".into()));
+    }
+    Ok(Outcome::Done(vec![(LENGTH.to_owned(), values)]))
+}
+
+/// The name of the length baseline's column.
+const LENGTH: &str = "Length (words)";
 
 fn lexical(run: &mut Run) -> AnyResult<Outcome> {
     let at = referenced_items(&run.items);
@@ -299,12 +373,12 @@ fn bert_ruber(run: &mut Run) -> AnyResult<Outcome> {
         Ok(e) => e,
         Err(why) => return Ok(Outcome::Skipped(why)),
     };
-    let encoder_dir = run.opts.get("encoder").map_or_else(default_model_dir, PathBuf::from);
-    let mut cache = embedding_cache(&encoder_dir, enc.hidden_size())?;
-    let model_dir = match run.opts.get("ruber") {
-        Some(dir) => PathBuf::from(dir),
-        None => {
-            let dir = run.out.join("models/bert-ruber");
+    let mut cache = embedding_cache(&enc)?;
+    let source = model_source(run, "ruber", "bert-ruber");
+    eprintln!("{}", source.describe("bert_ruber"));
+    let model_dir = match source {
+        ModelSource::Given(dir) | ModelSource::Bundled(dir) => dir,
+        ModelSource::Retrain(dir) => {
             if !dir.join("done").is_file() {
                 train_default_ruber(run, &enc, &mut cache, &dir)?;
             }
@@ -357,24 +431,13 @@ fn train_default_ruber(run: &Run, enc: &PretrainedEncoder, cache: &mut dialeval_
     Ok(())
 }
 
-/// An item as an SLM input: its last two context turns and response, with their graphs.
-fn slm_pair(item: &DialogueItem) -> TrainingPair {
-    let context: Vec<&dialeval_datasets::Turn> = item.context.iter().rev().take(2).rev().collect();
-    TrainingPair {
-        id: item.id.clone(),
-        context: context.iter().map(|t| t.text.clone()).collect(),
-        response: response(item).to_owned(),
-        kind: PairKind::Positive,
-        context_amr: context.iter().map(|t| t.amr.clone()).collect(),
-        response_amr: item.response.as_ref().and_then(|r| r.amr.clone()),
-    }
-}
 
 fn slm(run: &mut Run) -> AnyResult<Outcome> {
-    let dir = match run.opts.get("slm") {
-        Some(dir) => PathBuf::from(dir),
-        None => {
-            let dir = run.out.join("models/slm");
+    let source = model_source(run, "slm", "slm");
+    eprintln!("{}", source.describe("slm"));
+    let dir = match source {
+        ModelSource::Given(dir) | ModelSource::Bundled(dir) => dir,
+        ModelSource::Retrain(dir) => {
             if !dir.join("done").is_file() {
                 train_default_slm(run, &dir)?;
             }
@@ -382,8 +445,9 @@ fn slm(run: &mut Run) -> AnyResult<Outcome> {
         }
     };
     let scorer = Scorer::load(&dir, Device::flex())?;
-    let pairs: Vec<TrainingPair> = run.items.iter().map(slm_pair).collect();
-    let scores = scorer.score(&pairs);
+    let pairs: Vec<TrainingPair> = run.items.iter().map(|i| dialeval_examples::slm_pair(i, 2)).collect();
+    let enc = if scorer.featurizer().encoder.is_some() { Some(encoder(run)?) } else { None };
+    let scores = dialeval_examples::score_slm_pairs(&scorer, &pairs, enc.as_deref())?;
     let with_graphs = pairs.iter().filter(|p| p.response_amr.is_some()).count();
     eprintln!("evaluate: SLM scored {} items ({with_graphs} with a response graph)", scores.len());
     Ok(Outcome::Done(vec![("SLM".to_owned(), scores.into_iter().map(Some).collect())]))
@@ -403,7 +467,7 @@ fn train_default_slm(run: &Run, dir: &Path) -> AnyResult<()> {
     eprintln!("evaluate: training the SLM (gated, silver AMR) on {} DailyDialog++ pairs ({} dev) into {}", train_p.len(), dev_p.len(), dir.display());
     let config = TrainConfig { mode: Mode::Gated, epochs: 3, seed: run.seed, ..TrainConfig::default() };
     let bar = Progress::new("SLM");
-    train(&train_p, &dev_p, &config, dir, &|e, s, n| bar.update_epoch(e, s, n))?;
+    train(&train_p, &dev_p, &config, dir, None, &|e, s, n| bar.update_epoch(e, s, n))?;
     bar.finish();
     std::fs::write(dir.join("done"), "")?;
     Ok(())
@@ -562,13 +626,22 @@ fn correlate_all(run: &Run, columns: &[Column]) -> AnyResult<Summary> {
         let table = "No criterion is rated on at least 3 items: scores only, nothing to correlate.\n".to_owned();
         return Ok(Summary { table, json: json!({"turn_level": [], "system_level": [], "best_by_spearman": {}, "williams_vs_best": []}) });
     }
-    let mut table = format!("| metric | n | {} |\n|---|---|{}\n", header.join(" | "), "---|".repeat(header.len()));
+    let mut table = format!("| metric | n | {} | ρ with length |\n|---|---|{}---|\n", header.join(" | "), "---|".repeat(header.len()));
+    let lengths: Vec<f64> = run.items.iter().map(|i| i.response.as_ref().map_or(f64::NAN, |r| dialeval_common::word_count(&r.text) as f64)).collect();
+    let mut length_rows = Vec::new();
     for (m, (name, values)) in columns.iter().enumerate() {
         let n = values.iter().filter(|v| v.is_some()).count();
         let cells: Vec<String> = (0..criteria.len())
             .map(|c| if spearman[m][c].is_finite() { format!("{:.3} / {:.3}{}", spearman[m][c], pearson[m][c], marks[m][c]) } else { "–".to_owned() })
             .collect();
-        table.push_str(&format!("| {name} | {n} | {} |\n", cells.join(" | ")));
+        // Spearman of the metric with response length in words: how much of a score is length.
+        let (_, x, l) = paired(values, &lengths);
+        let rho = (x.len() >= 4).then(|| dialeval_metrics::correlation::spearman(&x, &l)).filter(|r| r.statistic.is_finite());
+        let cell = rho.as_ref().map_or_else(|| "–".to_owned(), |r| format!("{:.3} (p={})", r.statistic, format_pvalue(r.pvalue)));
+        if let Some(r) = &rho {
+            length_rows.push(json!({"metric": name, "n": x.len(), "spearman": r.statistic, "pvalue": finite(r.pvalue)}));
+        }
+        table.push_str(&format!("| {name} | {n} | {} | {cell} |\n", cells.join(" | ")));
     }
     let plots = run.out.join("plots");
     heatmap(&plots.join("heatmap_spearman"), "Turn-level Spearman correlation with human ratings (★ best, ↓ worse by Williams' test)", &names.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>(), &header.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>(), &spearman, &marks)?;
@@ -583,7 +656,7 @@ fn correlate_all(run: &Run, columns: &[Column]) -> AnyResult<Summary> {
             .collect();
         scatter_grid(&plots.join(format!("scatter_{}", criterion.to_lowercase())), &format!("Metric scores against human {criterion}"), criterion, &panels)?;
     }
-    let json = json!({"turn_level": turn.rows, "system_level": system_rows, "best_by_spearman": best, "williams_vs_best": williams});
+    let json = json!({"turn_level": turn.rows, "system_level": system_rows, "best_by_spearman": best, "williams_vs_best": williams, "spearman_with_length": length_rows});
     Ok(Summary { table, json })
 }
 
@@ -594,7 +667,7 @@ fn finite(v: f64) -> Value {
 fn write_report(run: &Run, columns: &[Column], skipped: &[(String, String)], summary: &Summary) -> AnyResult<()> {
     let criteria = human_criteria(&run.items);
     let mut md = String::from("# Correlations with human ratings\n\n");
-    md.push_str("Turn level, each cell `Spearman / Pearson`; ★ the best metric of the criterion (Spearman), ↓ significantly worse than it (Williams' test, one-sided p < 0.05, Pearson on common items). n = items the metric scores.\n\n");
+    md.push_str("Turn level, each cell `Spearman / Pearson`; ★ the best metric of the criterion (Spearman), ↓ significantly worse than it (Williams' test, one-sided p < 0.05, Pearson on common items). n = items the metric scores. The last column is each metric's Spearman with response length in words (the `Length (words)` row is that baseline itself).\n\n");
     md.push_str(&summary.table);
     md.push_str("\n## All coefficients (p-values, 95% intervals: Fisher z for Pearson, bootstrap for the others)\n\n");
     let rows: Vec<dialeval_metrics::report::ReportRow> = serde_json::from_value(summary.json["turn_level"].clone())?;

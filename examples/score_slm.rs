@@ -4,12 +4,15 @@
 //! cargo run --release --example score_slm -- CHECKPOINT_DIR ITEMS.jsonl
 //! ```
 //! ITEMS.jsonl is the generic format of `dialeval_datasets::jsonl` (context turns and response may
-//! carry `amr`). Prints `{"id", "score"}` per item.
+//! carry `amr`); each item is scored with its last two context turns. Prints `{"id", "score"}`
+//! per item. A model with the pretrained text head reads all-MiniLM-L6-v2 sentence vectors
+//! (`$DIALEVAL_MINILM`, default `~/.cache/dialeval/models/all-MiniLM-L6-v2`).
 
 use std::process::ExitCode;
 
 use burn::prelude::Device;
-use dialeval_datasets::pairs::{PairKind, TrainingPair};
+use dialeval_datasets::pairs::TrainingPair;
+use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
 use dialeval_slm_model::train::Scorer;
 
 fn main() -> ExitCode {
@@ -21,18 +24,12 @@ fn main() -> ExitCode {
     let run = || -> Result<(), Box<dyn std::error::Error>> {
         let scorer = Scorer::load(dir.as_ref(), Device::flex())?;
         let items = dialeval_datasets::jsonl::load(items.as_ref())?;
-        let pairs: Vec<TrainingPair> = items
-            .iter()
-            .map(|it| TrainingPair {
-                id: it.id.clone(),
-                context: it.context.iter().map(|t| t.text.clone()).collect(),
-                response: it.response.as_ref().map(|r| r.text.clone()).unwrap_or_default(),
-                kind: PairKind::Positive,
-                context_amr: it.context.iter().map(|t| t.amr.clone()).collect(),
-                response_amr: it.response.as_ref().and_then(|r| r.amr.clone()),
-            })
-            .collect();
-        for (it, score) in items.iter().zip(scorer.score(&pairs)) {
+        let pairs: Vec<TrainingPair> = items.iter().map(|it| dialeval_examples::slm_pair(it, 2)).collect();
+        let encoder = match scorer.featurizer().encoder {
+            Some(_) => Some(PretrainedEncoder::load(&default_model_dir(), &Device::flex())?),
+            None => None,
+        };
+        for (it, score) in items.iter().zip(dialeval_examples::score_slm_pairs(&scorer, &pairs, encoder.as_ref())?) {
             println!("{}", serde_json::json!({"id": it.id, "score": score}));
         }
         Ok(())

@@ -1,10 +1,15 @@
 //! Trains the SLM (AMR-gated dual encoder) on CPU.
 //!
 //! ```text
-//! cargo run --release --example train_slm -- --data ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only|concat]
-//!     [--contrastive-weight 0.5]
+//! cargo run --release --example train_slm -- --data mix|ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only|concat]
+//!     [--text-encoder pretrained|scratch] [--graph-dropout 0.3] [--topical yes|no] [--length-control yes|no] [--contrastive-weight 0.5] [--encoder DIR]
 //!     [--epochs 5] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
 //! ```
+//! - `mix` (the default): the training mix of `dialeval_datasets::mix` — DailyDialog++ dev + test
+//!   (length-matched corpus negatives), `data_positives.json` with length-matched sampled
+//!   negatives, Topical-Chat next-turn pairs; silver AMR attached where it exists; tested on the
+//!   100 annotated DailyDialog++ test contexts (with their graphs, and again with every graph
+//!   withheld).
 //! - `ddpp`: trained on DailyDialog++ dev (10% of contexts held out as dev by a seeded split of
 //!   context ids), tested on DailyDialog++ test, honouring `overlap_exclude_ids.tsv`; text only
 //!   unless silver AMR is found for the utterances (`silver-amr/*.silver.amr.txt` is attached by
@@ -25,7 +30,10 @@ use burn::prelude::Device;
 use dialeval_datasets::amr::{AmrIndex, read_blocks};
 use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::pairs::{DdppPairConfig, DiplomacyPairConfig, PairKind, TrainingPair, ddpp_context, ddpp_pairs, diplomacy_pairs, split_by_group};
-use dialeval_slm_model::model::Mode;
+use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
+use dialeval_slm_model::data::{SentenceVectors, context_text};
+use dialeval_slm_model::model::{Mode, TextEncoderKind};
+use dialeval_slm_model::ruber::CachedSentenceVectors;
 use dialeval_slm_model::train::{Scorer, TrainConfig, accuracy, roc_auc, scores_against, train};
 use serde_json::json;
 
@@ -58,7 +66,28 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mode: Mode = serde_json::from_value(serde_json::Value::String(get("mode", "gated")))?;
     let seed: u64 = get("seed", "0").parse()?;
     let limit: usize = get("limit", "0").parse()?;
-    let (mut train_pairs, mut dev_pairs, mut test_pairs) = match get("data", "ddpp").as_str() {
+    let text_encoder: TextEncoderKind = serde_json::from_value(serde_json::Value::String(get("text-encoder", "pretrained")))?;
+    let (mut train_pairs, mut dev_pairs, mut test_pairs) = match get("data", "mix").as_str() {
+        "mix" => {
+            let topical = match get("topical", "yes").as_str() {
+                "yes" => Some(dialeval_datasets::pairs::TopicalPairConfig::default()),
+                "no" => None,
+                other => return Err(format!("--topical {other:?}: yes or no").into()),
+            };
+            let mut config = dialeval_datasets::mix::MixConfig { seed, topical, ..Default::default() };
+            match get("length-control", "yes").as_str() {
+                "yes" => {}
+                // The ablation: DailyDialog++'s negatives as released, uniform sampled negatives.
+                "no" => {
+                    config.ddpp_length_tolerance = None;
+                    config.positives_sampling = dialeval_datasets::pairs::NegativeSampling::Uniform;
+                    config.topical = config.topical.map(|t| dialeval_datasets::pairs::TopicalPairConfig { length_matched_share: 0.0, ..t });
+                }
+                other => return Err(format!("--length-control {other:?}: yes or no").into()),
+            }
+            let mix = dialeval_examples::training_mix(&shared, &config)?;
+            (mix.train, mix.dev, mix.test)
+        }
         "ddpp" => {
             let dir = shared.join("data/dailydialog-plusplus");
             let contexts = ddpp::load(&dir.join("dev.json"))?;
@@ -80,7 +109,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             let (pairs, _) = diplomacy_pairs(&blocks, &DiplomacyPairConfig { seed, ..DiplomacyPairConfig::default() })?;
             split_by_group(pairs, [0.7, 0.15, 0.15], seed, |p| p.id.rsplit_once('.').map_or(p.id.as_str(), |(conversation, _)| conversation))?
         }
-        other => return Err(format!("unknown --data {other:?} (ddpp, diplomacy)").into()),
+        other => return Err(format!("unknown --data {other:?} (mix, ddpp, diplomacy)").into()),
     };
     if limit > 0 {
         train_pairs.truncate(limit);
@@ -98,15 +127,38 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         d_model: get("d-model", "64").parse()?,
         layers: get("layers", "2").parse()?,
         contrastive_weight: get("contrastive-weight", "0.5").parse()?,
+        graph_dropout: get("graph-dropout", "0.3").parse()?,
+        text_encoder,
         ..TrainConfig::default()
     };
+    // The pretrained head reads MiniLM sentence vectors of every context and response, computed
+    // once into the shared token-state cache.
+    let (encoder, cache) = match text_encoder {
+        TextEncoderKind::Scratch => (None, None),
+        TextEncoderKind::Pretrained => {
+            let encoder = PretrainedEncoder::load(&opts.get("encoder").map_or_else(default_model_dir, PathBuf::from), &Device::flex())?;
+            let mut cache = dialeval_examples::embedding_cache(&encoder)?;
+            let contexts: Vec<String> = train_pairs.iter().chain(&dev_pairs).chain(&test_pairs).map(context_text).collect();
+            let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(train_pairs.iter().chain(&dev_pairs).chain(&test_pairs).map(|p| p.response.as_str())).collect();
+            let bar = dialeval_examples::Progress::new("embedding");
+            cache.fill(&encoder, &texts, &|d, t| bar.update(d, t))?;
+            bar.finish();
+            (Some(encoder), Some(cache))
+        }
+    };
+    let vectors = encoder.as_ref().zip(cache.as_ref()).map(|(e, c)| CachedSentenceVectors::new(c, e.fingerprint()));
+    let vectors = vectors.as_ref().map(|v| v as &dyn SentenceVectors);
     let bar = dialeval_examples::Progress::new("train_slm");
-    let logs = train(&train_pairs, &dev_pairs, &config, &out, &|e, s, n| bar.update_epoch(e, s, n))?;
+    let logs = train(&train_pairs, &dev_pairs, &config, &out, vectors, &|e, s, n| bar.update_epoch(e, s, n))?;
     bar.finish();
     for l in logs {
         println!("{}", serde_json::to_string(&l)?);
     }
-    let test = test_metrics(&Scorer::load(&out, Device::flex())?.score(&test_pairs), &test_pairs);
+    let scorer = Scorer::load(&out, Device::flex())?;
+    let mut test = test_metrics(&scorer.score(&test_pairs, vectors)?, &test_pairs);
+    if mode != Mode::TextOnly && test_pairs.iter().any(|p| p.response_amr.is_some()) {
+        test["graphs_withheld"] = test_metrics(&scorer.score_with(&test_pairs, vectors, true)?, &test_pairs);
+    }
     std::fs::write(out.join("test.json"), serde_json::to_string_pretty(&test)?)?;
     println!("{}", json!({ "test": test }));
     Ok(())

@@ -138,6 +138,7 @@ with tempfile.TemporaryDirectory() as tmp:
     time.sleep(5)
     first.kill()
     first.wait()
+    first_err = first.stderr.read()
     second = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
     if second.returncode != 0:
         sys.exit(f"FAILED: evaluate after a kill: {second.stderr}")
@@ -146,14 +147,30 @@ with tempfile.TemporaryDirectory() as tmp:
             sys.exit(f"FAILED: evaluate recomputed {family} after the restart: {second.stderr}")
     report = json.loads((Path(tmp) / "correlations.json").read_text())
     metrics = {r["metric"] for r in report["turn_level"]}
-    want = {"BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1", "BERT-RUBER-unref", "BERT-RUBER-ref", "SLM", "Smatch"}
+    want = {"Length (words)", "BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1", "BERT-RUBER-unref", "BERT-RUBER-ref", "SLM", "Smatch"}
     if not want <= metrics:
         sys.exit(f"FAILED: evaluate report lacks {want - metrics}")
+    for family in ("slm", "bert_ruber"):
+        if f"evaluate: {family}: shipped checkpoint models/" not in first_err + second.stderr:
+            sys.exit(f"FAILED: evaluate did not use the shipped {family} checkpoint: {first_err}\n{second.stderr}")
+    # The shipped learned scorers must agree with people on the bundled USR-PersonaChat: a
+    # positive, significant Spearman with the human Overall score (they anti-correlated when
+    # trained on DailyDialog++ dev alone).
+    for metric in ("SLM", "BERT-RUBER-unref"):
+        row = next(r for r in report["turn_level"] if r["metric"] == metric and r["criterion"] == "Overall" and r["kind"] == "spearman")
+        if not (row["statistic"] > 0.2 and row["pvalue"] < 0.01):
+            sys.exit(f"FAILED: {metric} vs human Overall: Spearman {row['statistic']:.3f} (p = {row['pvalue']:.2g})")
+    lengths = {r["metric"]: r["spearman"] for r in report["spearman_with_length"]}
+    if "Length (words)" not in lengths or abs(lengths["Length (words)"] - 1.0) > 1e-9:
+        sys.exit(f"FAILED: the length baseline's Spearman with length is not 1: {lengths}")
     lines = (Path(tmp) / "scores.jsonl").read_text().splitlines()
     for f in ("report.md", "correlations.md", "plots/heatmap_spearman.png", "plots/heatmap_spearman.svg", "plots/scatter_overall.png"):
         if not (Path(tmp) / f).is_file():
             sys.exit(f"FAILED: evaluate wrote no {f}")
     if len(lines) != 300 or "llm: left out by --skip" not in (Path(tmp) / "report.md").read_text():
         sys.exit("FAILED: evaluate scores.jsonl or skipped list")
-print(f"evaluate: killed during training, restarted from the caches, {len(metrics)} metrics reported")
+bad = subprocess.run([str(examples / "evaluate"), "--skip", "lexcal"], cwd=root, capture_output=True, text=True)
+if bad.returncode == 0 or "not a family" not in bad.stderr:
+    sys.exit(f"FAILED: evaluate accepted an unknown --skip name: {bad.stderr}")
+print(f"evaluate: shipped checkpoints, killed and restarted from the caches, {len(metrics)} metrics reported")
 print(f"examples: {checked} AMR files and {len(pairs)} Smatch runs checked")

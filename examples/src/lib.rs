@@ -78,17 +78,70 @@ impl Progress {
     }
 }
 
-/// The token-state cache of the encoder in `encoder_dir`:
-/// `~/.cache/dialeval/embeddings/<directory name>.bin`.
+/// The token-state cache of `encoder`: `~/.cache/dialeval/embeddings/<fingerprint>.bin`, keyed
+/// by the encoder's files (two encoders never share a cache, whatever their folders are called).
 ///
 /// # Errors
 /// The cache cannot be created or read.
-pub fn embedding_cache(encoder_dir: &std::path::Path, dim: usize) -> Result<dialeval_slm_model::ruber::EmbeddingCache, Box<dyn std::error::Error>> {
+pub fn embedding_cache(encoder: &dialeval_slm_model::bert::PretrainedEncoder) -> Result<dialeval_slm_model::ruber::EmbeddingCache, Box<dyn std::error::Error>> {
     let home = std::env::var_os("HOME").map_or_else(|| std::path::PathBuf::from("."), std::path::PathBuf::from);
     let dir = home.join(".cache/dialeval/embeddings");
     std::fs::create_dir_all(&dir)?;
-    let name = encoder_dir.file_name().map_or_else(|| "encoder".to_owned(), |n| n.to_string_lossy().into_owned());
-    Ok(dialeval_slm_model::ruber::EmbeddingCache::open(&dir.join(format!("{name}.bin")), dim)?)
+    Ok(dialeval_slm_model::ruber::EmbeddingCache::open(&dir.join(format!("{}.bin", encoder.fingerprint())), encoder.hidden_size())?.with_encoder_id(encoder.fingerprint()))
+}
+
+/// The training mix of the reference-free scorers from `shared` (`data/dailydialog-plusplus`,
+/// `data/topical-chat`, and the test split of `data/silver-amr/dailydialog-plusplus-test100`),
+/// with every silver graph of `data/silver-amr` attached by sentence text.
+///
+/// # Errors
+/// A file that cannot be read.
+pub fn training_mix(shared: &std::path::Path, config: &dialeval_datasets::mix::MixConfig) -> Result<dialeval_datasets::mix::Mix, Box<dyn std::error::Error>> {
+    use dialeval_datasets::mix::{MixSources, build_mix};
+    let data = shared.join("data");
+    let test_ids: Vec<u64> = serde_json::from_str(&std::fs::read_to_string(data.join("silver-amr/dailydialog-plusplus-test100.context-ids.json"))?)?;
+    let sources = MixSources { ddpp_dir: &data.join("dailydialog-plusplus"), topical_dir: Some(&data.join("topical-chat")), test_ids: &test_ids };
+    let mut mix = build_mix(&sources, config)?;
+    let mut silver: Vec<std::path::PathBuf> = std::fs::read_dir(data.join("silver-amr"))?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(".silver.amr.txt")).collect();
+    silver.sort();
+    let index = dialeval_datasets::amr::AmrIndex::load(&silver)?;
+    for (name, pairs) in [("train", &mut mix.train), ("dev", &mut mix.dev), ("test", &mut mix.test)] {
+        let coverage = index.attach_pairs(pairs);
+        let length = dialeval_datasets::pairs::length_separation(pairs).unwrap_or(f64::NAN);
+        eprintln!("mix: {name}: {} pairs, silver graphs for {} of {} turns and responses, length-only AUC {length:.3}", pairs.len(), coverage.with_amr, coverage.turns);
+    }
+    Ok(mix)
+}
+
+/// An item as an SLM input: its last `turns` context turns and its response, with their graphs
+/// (the shipped SLM was trained on pairs with at most two context turns).
+pub fn slm_pair(item: &dialeval_datasets::DialogueItem, turns: usize) -> dialeval_datasets::pairs::TrainingPair {
+    let context = &item.context[item.context.len().saturating_sub(turns)..];
+    dialeval_datasets::pairs::TrainingPair {
+        id: item.id.clone(),
+        context: context.iter().map(|t| t.text.clone()).collect(),
+        response: item.response.as_ref().map(|r| r.text.clone()).unwrap_or_default(),
+        kind: dialeval_datasets::pairs::PairKind::Positive,
+        context_amr: context.iter().map(|t| t.amr.clone()).collect(),
+        response_amr: item.response.as_ref().and_then(|r| r.amr.clone()),
+    }
+}
+
+/// Scores pairs with an SLM, computing the pretrained sentence vectors first (into the shared
+/// cache) when the model reads them.
+///
+/// # Errors
+/// The encoder cannot be loaded, or scoring fails (another encoder, a missing vector).
+pub fn score_slm_pairs(scorer: &dialeval_slm_model::train::Scorer, pairs: &[dialeval_datasets::pairs::TrainingPair], encoder: Option<&dialeval_slm_model::bert::PretrainedEncoder>) -> Result<Vec<f64>, Box<dyn std::error::Error>> {
+    if scorer.featurizer().encoder.is_none() {
+        return Ok(scorer.score(pairs, None)?);
+    }
+    let encoder = encoder.ok_or("this SLM reads pretrained sentence vectors: fetch all-MiniLM-L6-v2 with scripts/fetch_minilm.sh")?;
+    let mut cache = embedding_cache(encoder)?;
+    let contexts: Vec<String> = pairs.iter().map(dialeval_slm_model::data::context_text).collect();
+    let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(pairs.iter().map(|p| p.response.as_str())).collect();
+    cache.fill(encoder, &texts, &|_, _| {})?;
+    Ok(scorer.score(pairs, Some(&dialeval_slm_model::ruber::CachedSentenceVectors::new(&cache, encoder.fingerprint())))?)
 }
 
 /// The mean human score per item of every criterion rated on at least 3 items, in

@@ -253,6 +253,19 @@ pub enum Pooling {
     Cls,
 }
 
+/// sha256 over the files (each prefixed by its length) and `max_len`, first 16 hex digits.
+fn fingerprint_files(files: &[PathBuf], max_len: usize) -> Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for f in files {
+        let bytes = std::fs::read(f).map_err(|e| Error::io(f, e))?;
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(&bytes);
+    }
+    hasher.update((max_len as u64).to_le_bytes());
+    Ok(hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect())
+}
+
 /// One encoded sentence.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Encoded {
@@ -280,6 +293,7 @@ pub struct PretrainedEncoder {
     tokenizer: Tokenizer,
     device: Device,
     hidden: usize,
+    fingerprint: String,
     /// Sentences per forward pass.
     pub batch_size: usize,
     /// Pooling of [`SentenceEmbedder`].
@@ -321,7 +335,16 @@ impl PretrainedEncoder {
         tokenizer
             .with_truncation(Some(TruncationParams { max_length: max_len, ..TruncationParams::default() }))
             .map_err(|e| Error::Format(format!("{}: {e}", tokenizer_path.display())))?;
-        Ok(Self { model, tokenizer, device: device.clone(), hidden: config.hidden_size, batch_size: 32, pooling: Pooling::Mean, normalize: true })
+        let fingerprint = fingerprint_files(&[dir.join("config.json"), dir.join("model.safetensors"), tokenizer_path.clone()], max_len)?;
+        Ok(Self { model, tokenizer, device: device.clone(), hidden: config.hidden_size, fingerprint, batch_size: 32, pooling: Pooling::Mean, normalize: true })
+    }
+
+    /// What identifies this encoder's outputs: the first 16 hex digits of the sha256 of its
+    /// `config.json`, `model.safetensors` and `tokenizer.json` and its longest input. Caches of
+    /// its states and models trained on them are keyed by it, so two encoders never mix
+    /// (whatever their folders are called).
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
     }
 
     /// Hidden width.

@@ -13,7 +13,35 @@ use dialeval_datasets::pairs::TrainingPair;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::model::{GraphBatch, SlmBatch};
+use crate::model::{GraphBatch, SlmBatch, TextEncoderKind, pair_features};
+
+/// Frozen sentence vectors looked up by text: what the SLM's pretrained head reads.
+pub trait SentenceVectors {
+    /// Vector width.
+    fn dim(&self) -> usize;
+    /// Identity of the encoder that made the vectors (a checkpoint trained on one encoder's
+    /// vectors refuses another's).
+    fn encoder_id(&self) -> &str;
+    /// The vector of `text`; `None` when it was not computed.
+    fn vector(&self, text: &str) -> Option<Vec<f32>>;
+}
+
+impl<T: SentenceVectors + ?Sized> SentenceVectors for &T {
+    fn dim(&self) -> usize {
+        (**self).dim()
+    }
+    fn encoder_id(&self) -> &str {
+        (**self).encoder_id()
+    }
+    fn vector(&self, text: &str) -> Option<Vec<f32>> {
+        (**self).vector(text)
+    }
+}
+
+/// The text of a pair's context as the pretrained encoder sees it: its turns joined by spaces.
+pub fn context_text(pair: &TrainingPair) -> String {
+    pair.context.join(" ")
+}
 
 /// Special token ids of [`WordPieceTokenizer`].
 pub const PAD: u32 = 0;
@@ -187,6 +215,11 @@ pub struct Example {
     pub response: (Vec<u32>, Vec<u32>),
     /// 1 or 0.
     pub label: u8,
+    /// `[c; r; c ⊙ r; |c − r|]` of the pretrained sentence vectors (empty for the scratch text
+    /// encoder).
+    pub text_features: Vec<f32>,
+    /// Whether the pair has the AMR of its response or of a context turn.
+    pub has_graph: bool,
 }
 
 /// Turns pairs into examples with fixed limits.
@@ -204,6 +237,13 @@ pub struct Featurizer {
     pub max_nodes: usize,
     /// Labels per relation path.
     pub max_path: usize,
+    /// Where the sentence representation comes from.
+    #[serde(default)]
+    pub text_encoder: TextEncoderKind,
+    /// With [`TextEncoderKind::Pretrained`]: the encoder whose vectors the model was trained on,
+    /// and their width.
+    #[serde(default)]
+    pub encoder: Option<(String, usize)>,
 }
 
 /// The Graph-Transformer input of a PENMAN string, or `None` when it does not parse.
@@ -226,7 +266,46 @@ impl Featurizer {
             .flat_map(|p| p.context_amr.iter().flatten().chain(p.response_amr.iter()))
             .filter_map(|g| graph_input(g, max_path))
             .collect();
-        Ok(Self { tokenizer, concepts: Vocab::concepts(&graphs, 1), labels: Vocab::path_labels(&graphs, 1), max_len, max_nodes, max_path })
+        Ok(Self { tokenizer, concepts: Vocab::concepts(&graphs, 1), labels: Vocab::path_labels(&graphs, 1), max_len, max_nodes, max_path, text_encoder: TextEncoderKind::Scratch, encoder: None })
+    }
+
+    /// Switches the featuriser to the pretrained head over `vectors`' encoder.
+    pub fn with_pretrained(mut self, vectors: &dyn SentenceVectors) -> Self {
+        self.text_encoder = TextEncoderKind::Pretrained;
+        self.encoder = Some((vectors.encoder_id().to_owned(), vectors.dim()));
+        self
+    }
+
+    /// Checks that `vectors` come from the encoder this featuriser was fitted with (always true
+    /// for the scratch text encoder, which needs none).
+    ///
+    /// # Errors
+    /// [`Error::EncoderMismatch`] for another encoder; [`Error::Config`] when the pretrained
+    /// head has no vectors.
+    pub fn check_vectors(&self, vectors: Option<&dyn SentenceVectors>) -> Result<()> {
+        match (&self.encoder, vectors) {
+            (None, _) => Ok(()),
+            (Some(_), None) => Err(Error::Config("this model reads pretrained sentence vectors; give it the encoder it was trained with".into())),
+            (Some((id, dim)), Some(v)) if v.encoder_id() != id || v.dim() != *dim => Err(Error::EncoderMismatch { expected: format!("{id} ({dim} dims)"), found: format!("{} ({} dims)", v.encoder_id(), v.dim()) }),
+            (Some(_), Some(_)) => Ok(()),
+        }
+    }
+
+    /// Featurises one pair, with the pretrained pair features when the featuriser uses them.
+    ///
+    /// # Errors
+    /// As [`Featurizer::check_vectors`]; [`Error::MissingVector`] naming a text whose vector
+    /// was not computed.
+    pub fn example_with(&self, pair: &TrainingPair, vectors: Option<&dyn SentenceVectors>) -> Result<Example> {
+        let mut example = self.example(pair);
+        if self.text_encoder == TextEncoderKind::Pretrained {
+            self.check_vectors(vectors)?;
+            let Some(v) = vectors else { return Err(Error::Config("no sentence vectors".into())) };
+            let context = context_text(pair);
+            let look_up = |t: &str| v.vector(t).ok_or_else(|| Error::MissingVector(t.to_owned()));
+            example.text_features = pair_features(&look_up(&context)?, &look_up(&pair.response)?);
+        }
+        Ok(example)
     }
 
     fn graph(&self, graphs: &[Option<&str>]) -> (Vec<u32>, Vec<u32>) {
@@ -301,11 +380,21 @@ impl Featurizer {
             context: self.graph(&context_graphs),
             response: self.graph(&[pair.response_amr.as_deref()]),
             label: pair.label(),
+            text_features: Vec::new(),
+            has_graph: pair.response_amr.is_some() || pair.context_amr.iter().any(Option::is_some),
         }
     }
 
     /// Pads examples into a batch on `device`.
     pub fn collate(&self, examples: &[&Example], device: &Device) -> SlmBatch {
+        self.collate_withheld(examples, &[], device)
+    }
+
+    /// Pads examples into a batch, with the graphs of the examples flagged in `withheld`
+    /// replaced by the "no graph" input (one `<none>` node, as for a pair without AMR): how the
+    /// gated model learns to score items with partial or no AMR. Examples beyond
+    /// `withheld.len()` keep their graphs.
+    pub fn collate_withheld(&self, examples: &[&Example], withheld: &[bool], device: &Device) -> SlmBatch {
         let batch = examples.len();
         let seq = examples.iter().map(|e| e.tokens.len()).max().unwrap_or(1).max(1);
         let mut tokens = vec![PAD as i64; batch * seq];
@@ -318,14 +407,15 @@ impl Featurizer {
                 pad[b * seq + i] = false;
             }
         }
+        let none = self.graph(&[None]);
         let graph = |pick: fn(&Example) -> &(Vec<u32>, Vec<u32>)| -> GraphBatch {
-            let nodes = examples.iter().map(|e| pick(e).0.len()).max().unwrap_or(1).max(1);
+            let chosen: Vec<&(Vec<u32>, Vec<u32>)> = examples.iter().enumerate().map(|(b, e)| if withheld.get(b).copied().unwrap_or(false) { &none } else { pick(e) }).collect();
+            let nodes = chosen.iter().map(|g| g.0.len()).max().unwrap_or(1).max(1);
             let p = self.max_path;
             let mut concepts = vec![0_i64; batch * nodes];
             let mut paths = vec![0_i64; batch * nodes * nodes * p];
             let mut gpad = vec![true; batch * nodes];
-            for (b, e) in examples.iter().enumerate() {
-                let (c, pth) = pick(e);
+            for (b, (c, pth)) in chosen.iter().enumerate() {
                 let n = c.len();
                 for i in 0..n {
                     concepts[b * nodes + i] = i64::from(c[i]);
@@ -343,7 +433,13 @@ impl Featurizer {
                 pad: Tensor::<2, Bool>::from_data(TensorData::new(gpad, [batch, nodes]), device),
             }
         };
+        let width = examples.first().map_or(0, |e| e.text_features.len());
+        let text_features = (width > 0 && examples.iter().all(|e| e.text_features.len() == width)).then(|| {
+            let flat: Vec<f32> = examples.iter().flat_map(|e| e.text_features.iter().copied()).collect();
+            Tensor::<2>::from_data(TensorData::new(flat, [batch, width]), device)
+        });
         SlmBatch {
+            text_features,
             tokens: Tensor::<2, Int>::from_data(TensorData::new(tokens, [batch, seq]), device),
             segments: Tensor::<2, Int>::from_data(TensorData::new(segments, [batch, seq]), device),
             pad: Tensor::<2, Bool>::from_data(TensorData::new(pad, [batch, seq]), device),

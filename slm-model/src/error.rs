@@ -32,6 +32,27 @@ pub enum Error {
     /// A setting is invalid.
     #[error("invalid setting: {0}")]
     Config(String),
+    /// A model was trained on another pretrained encoder's vectors than the ones given.
+    #[error("the model was trained on the vectors of encoder {expected}, but was given those of {found}")]
+    EncoderMismatch {
+        /// The encoder recorded in the checkpoint.
+        expected: String,
+        /// The encoder given.
+        found: String,
+    },
+    /// A text's pretrained sentence vector was not computed.
+    #[error("no sentence vector for {0:?} (encode every context and response first)")]
+    MissingVector(String),
+    /// A bundled checkpoint file does not match its recorded checksum.
+    #[error("{}: sha256 {found}, expected {expected} (a corrupt or edited checkpoint)", path.display())]
+    Checksum {
+        /// The file.
+        path: PathBuf,
+        /// The recorded checksum.
+        expected: String,
+        /// The file's checksum.
+        found: String,
+    },
 }
 
 impl Error {

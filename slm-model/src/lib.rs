@@ -15,6 +15,7 @@
 //! Benches: `cargo bench -p dialeval-benches --bench slm`.
 
 pub mod bert;
+pub mod bundle;
 pub mod data;
 mod error;
 pub mod model;

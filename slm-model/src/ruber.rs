@@ -167,6 +167,7 @@ pub struct EmbeddingCache {
     path: PathBuf,
     dim: usize,
     entries: HashMap<String, CachedText>,
+    encoder_id: Option<String>,
 }
 
 impl EmbeddingCache {
@@ -175,7 +176,7 @@ impl EmbeddingCache {
     /// # Errors
     /// [`Error::Io`]; [`Error::Format`] when a whole record has another width.
     pub fn open(path: &Path, dim: usize) -> Result<Self> {
-        let mut cache = Self { path: path.to_owned(), dim, entries: HashMap::new() };
+        let mut cache = Self { path: path.to_owned(), dim, entries: HashMap::new(), encoder_id: None };
         let Ok(file) = std::fs::File::open(path) else { return Ok(cache) };
         let mut reader = BufReader::new(file);
         let mut valid = 0_u64;
@@ -189,6 +190,19 @@ impl EmbeddingCache {
         let file = std::fs::OpenOptions::new().write(true).open(path).map_err(|e| Error::io(path, e))?;
         file.set_len(valid).map_err(|e| Error::io(path, e))?; // drop a torn tail
         Ok(cache)
+    }
+
+    /// Records which encoder the states come from ([`PretrainedEncoder::fingerprint`]): models
+    /// trained on this cache remember it and refuse a cache of another encoder.
+    #[must_use]
+    pub fn with_encoder_id(mut self, id: &str) -> Self {
+        self.encoder_id = Some(id.to_owned());
+        self
+    }
+
+    /// The encoder the states come from, when recorded.
+    pub fn encoder_id(&self) -> Option<&str> {
+        self.encoder_id.as_deref()
     }
 
     /// Cached sentences.
@@ -246,6 +260,49 @@ impl EmbeddingCache {
             progress((k * 256 + chunk.len()).min(missing.len()), missing.len());
         }
         Ok(())
+    }
+}
+
+/// Sentence vectors from an [`EmbeddingCache`]: the mean of a sentence's token states
+/// (`[CLS]` and `[SEP]` included), L2-normalised — the sentence embedding of
+/// all-MiniLM-L6-v2 (sentence-transformers' mean pooling), what the SLM's pretrained head reads.
+#[derive(Debug, Clone, Copy)]
+pub struct CachedSentenceVectors<'a> {
+    cache: &'a EmbeddingCache,
+    encoder_id: &'a str,
+}
+
+impl<'a> CachedSentenceVectors<'a> {
+    /// Vectors of `cache`, whose states come from the encoder `encoder_id`
+    /// ([`PretrainedEncoder::fingerprint`]).
+    pub fn new(cache: &'a EmbeddingCache, encoder_id: &'a str) -> Self {
+        Self { cache, encoder_id }
+    }
+}
+
+impl crate::data::SentenceVectors for CachedSentenceVectors<'_> {
+    fn dim(&self) -> usize {
+        self.cache.dim
+    }
+
+    fn encoder_id(&self) -> &str {
+        self.encoder_id
+    }
+
+    fn vector(&self, text: &str) -> Option<Vec<f32>> {
+        let entry = self.cache.get(text)?;
+        let dim = self.cache.dim;
+        let mut v = vec![0.0_f32; dim];
+        for token in entry.states.chunks_exact(dim) {
+            v.iter_mut().zip(token).for_each(|(a, b)| *a += b.to_f32());
+        }
+        let n = (entry.states.len() / dim).max(1) as f32;
+        v.iter_mut().for_each(|a| *a /= n);
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm > 0.0 {
+            v.iter_mut().for_each(|x| *x /= norm);
+        }
+        Some(v)
     }
 }
 
@@ -480,6 +537,10 @@ struct RuberMeta {
     config: RuberConfig,
     encoder_dim: usize,
     vocab: usize,
+    /// The encoder whose token states the model was trained on (runs before it was recorded:
+    /// `None`, unchecked).
+    #[serde(default)]
+    encoder_id: Option<String>,
 }
 
 /// Scores (query, response) pairs with `model`, 256 at a time.
@@ -509,7 +570,7 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
         return Err(Error::Config("need training and dev triples and batch_size > 0".into()));
     }
     let checkpoint = Checkpoint::open(dir)?;
-    let meta = RuberMeta { config: config.clone(), encoder_dim: cache.dim, vocab };
+    let meta = RuberMeta { config: config.clone(), encoder_dim: cache.dim, vocab, encoder_id: cache.encoder_id.clone() };
     let resume = checkpoint.exists();
     if resume {
         let saved: RuberMeta = read_json(&dir.join("ruber.json"))?;
@@ -569,6 +630,8 @@ pub struct RuberScorer {
     /// The settings it was trained with.
     pub config: RuberConfig,
     device: Device,
+    /// The encoder id (when recorded) and width of the states it was trained on.
+    encoder: (Option<String>, usize),
 }
 
 impl RuberScorer {
@@ -577,10 +640,11 @@ impl RuberScorer {
     /// # Errors
     /// Missing or unreadable files.
     pub fn load(dir: &Path, device: Device) -> Result<Self> {
+        crate::bundle::verify(dir)?;
         let meta: RuberMeta = read_json(&dir.join("ruber.json"))?;
         let path = dir.join("best/model");
         let model = meta.config.init(meta.encoder_dim, meta.vocab, &device).load_record(ModuleRecord::load(&path).map_err(|e| record_error(&path, e))?);
-        Ok(Self { model, config: meta.config, device })
+        Ok(Self { model, config: meta.config, device, encoder: (meta.encoder_id, meta.encoder_dim) })
     }
 
     /// Relatedness of each (query, response) pair; every text must be in `cache`.
@@ -588,6 +652,12 @@ impl RuberScorer {
     /// # Errors
     /// Texts missing from the cache.
     pub fn score(&self, cache: &EmbeddingCache, pairs: &[(&str, &str)]) -> Result<Vec<f64>> {
+        let (id, dim) = &self.encoder;
+        let mismatch = cache.dim != *dim || matches!((id, &cache.encoder_id), (Some(a), Some(b)) if a != b);
+        if mismatch {
+            let name = |id: &Option<String>, dim: usize| format!("{} ({dim} dims)", id.as_deref().unwrap_or("unrecorded"));
+            return Err(Error::EncoderMismatch { expected: name(id, *dim), found: name(&cache.encoder_id, cache.dim) });
+        }
         score_pairs(&self.model, &self.config, cache, pairs, &self.device)
     }
 }

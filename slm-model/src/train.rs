@@ -19,9 +19,9 @@ use dialeval_common::SplitMix64;
 use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use serde::{Deserialize, Serialize};
 
-use crate::data::{Example, Featurizer};
+use crate::data::{Example, Featurizer, SentenceVectors};
 use crate::error::{Error, Result};
-use crate::model::{GraphEncoderConfig, Mode, Slm, SlmConfig, TextEncoderConfig};
+use crate::model::{GraphEncoderConfig, Mode, PretrainedHeadConfig, Slm, SlmConfig, TextEncoderConfig, TextEncoderKind};
 
 /// Training settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,6 +55,14 @@ pub struct TrainConfig {
     /// Weight of the contrastive term (0: the "no contrastive loss" ablation).
     #[serde(default = "default_contrastive_weight")]
     pub contrastive_weight: f64,
+    /// Where `H_S` comes from: the scratch Transformer or the head over pretrained sentence
+    /// vectors (which [`train`] then needs).
+    #[serde(default)]
+    pub text_encoder: TextEncoderKind,
+    /// Probability that a training pair's graphs are withheld for a step (replaced by the "no
+    /// graph" input), so that the gated model learns to score pairs with partial or no AMR.
+    #[serde(default)]
+    pub graph_dropout: f64,
 }
 
 fn default_contrastive_weight() -> f64 {
@@ -63,7 +71,7 @@ fn default_contrastive_weight() -> f64 {
 
 impl Default for TrainConfig {
     fn default() -> Self {
-        Self { mode: Mode::Gated, epochs: 5, batch_size: 16, lr: 1e-3, lr_decay: 0.5, patience: 2, clip_norm: 1.0, seed: 0, d_model: 64, layers: 2, max_len: 96, max_nodes: 48, max_path: 4, contrastive_weight: 0.5 }
+        Self { mode: Mode::Gated, epochs: 5, batch_size: 16, lr: 1e-3, lr_decay: 0.5, patience: 2, clip_norm: 1.0, seed: 0, d_model: 64, layers: 2, max_len: 96, max_nodes: 48, max_path: 4, contrastive_weight: 0.5, text_encoder: TextEncoderKind::Scratch, graph_dropout: 0.0 }
     }
 }
 
@@ -232,7 +240,37 @@ fn model_config(f: &Featurizer, c: &TrainConfig) -> SlmConfig {
         TextEncoderConfig::new(f.tokenizer.len()).with_d_model(c.d_model).with_d_ff(2 * c.d_model).with_n_layers(c.layers).with_max_len(c.max_len),
         GraphEncoderConfig::new(f.concepts.len(), f.labels.len()).with_d_model(c.d_model).with_n_layers(c.layers),
     )
+    .with_pretrained(f.encoder.as_ref().map(|(_, dim)| PretrainedHeadConfig::new(*dim, c.d_model)))
     .with_contrastive_weight(c.contrastive_weight)
+}
+
+/// Featurises `pairs` (with their pretrained pair features when the featuriser uses them).
+fn featurize(featurizer: &Featurizer, pairs: &[TrainingPair], vectors: Option<&dyn SentenceVectors>) -> Result<Vec<Example>> {
+    pairs.iter().map(|p| featurizer.example_with(p, vectors)).collect()
+}
+
+/// The batches of an epoch: the shuffled `order` split into pairs with and without AMR, each
+/// cut into batches, and the batches shuffled together (seeded by `seed` and `epoch`). A batch
+/// is padded to its largest graph, so one graph among text-only pairs made the whole batch pay
+/// for it; kept apart, the text-only batches cost almost nothing in the graph encoder.
+fn batches_by_graph(order: &[usize], examples: &[Example], batch_size: usize, seed: u64, epoch: usize) -> Vec<Vec<usize>> {
+    let (with, without): (Vec<usize>, Vec<usize>) = order.iter().partition(|&&i| examples[i].has_graph);
+    let mut batches: Vec<Vec<usize>> = with.chunks(batch_size).chain(without.chunks(batch_size)).map(<[usize]>::to_vec).collect();
+    let mut rng = SplitMix64(seed ^ 0xBA7C_4E55 ^ (epoch as u64).wrapping_mul(0x9E37_79B9));
+    for i in (1..batches.len()).rev() {
+        batches.swap(i, rng.below(i + 1));
+    }
+    batches
+}
+
+/// Which examples of a step have their graphs withheld: a seeded draw per example from
+/// `(seed, epoch, step)`, so a resumed run withholds the same ones.
+fn withheld(n: usize, p: f64, seed: u64, epoch: usize, step: usize) -> Vec<bool> {
+    if p <= 0.0 {
+        return Vec::new();
+    }
+    let mut rng = SplitMix64(seed ^ 0x5EED_6A7F ^ ((epoch as u64) << 32) ^ step as u64);
+    (0..n).map(|_| rng.unit() < p).collect()
 }
 
 pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
@@ -250,36 +288,56 @@ pub(crate) fn record_error(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Format(format!("{}: {e}", path.display()))
 }
 
-/// Scores examples with a model (no autodiff), batched.
-fn predict(model: &Slm, featurizer: &Featurizer, examples: &[Example], mode: Mode, batch_size: usize, device: &Device) -> Vec<f64> {
+/// Scores examples with a model (no autodiff), batched; with `withhold_graphs` every graph is
+/// replaced by the "no graph" input.
+fn predict(model: &Slm, featurizer: &Featurizer, examples: &[Example], mode: Mode, withhold_graphs: bool, batch_size: usize, device: &Device) -> Result<Vec<f64>> {
     let mut out = Vec::with_capacity(examples.len());
     for chunk in examples.chunks(batch_size.max(1)) {
         let refs: Vec<&Example> = chunk.iter().collect();
-        let p: Vec<f32> = model.probability(&featurizer.collate(&refs, device), mode).into_data().try_to_vec::<f32>().unwrap_or_default();
+        let withheld = vec![withhold_graphs; refs.len()];
+        let p: Vec<f32> = model.probability(&featurizer.collate_withheld(&refs, &withheld, device), mode).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("model output: {e:?}")))?;
+        if p.len() != refs.len() {
+            return Err(Error::Format(format!("model output: {} scores for {} pairs", p.len(), refs.len())));
+        }
         out.extend(p.into_iter().map(f64::from));
     }
-    out
+    Ok(out)
 }
 
 /// Trains (or resumes training) into `dir`, calling `progress(epoch, step, steps)`.
-/// The best model by dev AUC is kept in `dir/best`.
+/// The best model by dev AUC is kept in `dir/best`. With
+/// [`TextEncoderKind::Pretrained`], `vectors` must hold the sentence vector of every context
+/// ([`crate::data::context_text`]) and response.
 ///
 /// # Errors
-/// Empty data, invalid settings, or files that cannot be written or read back.
-pub fn train(train_pairs: &[TrainingPair], dev_pairs: &[TrainingPair], config: &TrainConfig, dir: &Path, progress: &dyn Fn(usize, usize, usize)) -> Result<Vec<EpochLog>> {
+/// Empty data, invalid settings, missing or mismatched sentence vectors, or files that cannot
+/// be written or read back.
+pub fn train(train_pairs: &[TrainingPair], dev_pairs: &[TrainingPair], config: &TrainConfig, dir: &Path, vectors: Option<&dyn SentenceVectors>, progress: &dyn Fn(usize, usize, usize)) -> Result<Vec<EpochLog>> {
     if train_pairs.is_empty() || dev_pairs.is_empty() || config.batch_size == 0 || !config.d_model.is_multiple_of(4) {
         return Err(Error::Config("need training and dev pairs, batch_size > 0 and d_model divisible by 4".into()));
+    }
+    if !(0.0..1.0).contains(&config.graph_dropout) {
+        return Err(Error::Config(format!("graph_dropout must be in [0, 1), got {}", config.graph_dropout)));
     }
     let checkpoint = Checkpoint::open(dir)?;
     let resume = checkpoint.exists();
     let featurizer: Featurizer = if resume {
+        let saved: TrainConfig = read_json(&dir.join("train.json"))?;
+        if saved != (TrainConfig { epochs: saved.epochs, ..config.clone() }) {
+            return Err(Error::Config(format!("{} holds a run with other settings (only --epochs may change); resume it with the same settings or train into a new directory", dir.display())));
+        }
         read_json(&dir.join("featurizer.json"))?
     } else {
-        let f = Featurizer::fit(train_pairs, config.max_len, config.max_nodes, config.max_path)?;
+        let mut f = Featurizer::fit(train_pairs, config.max_len, config.max_nodes, config.max_path)?;
+        if config.text_encoder == TextEncoderKind::Pretrained {
+            let Some(v) = vectors else { return Err(Error::Config("the pretrained text encoder needs sentence vectors".into())) };
+            f = f.with_pretrained(v);
+        }
         write_json(&dir.join("featurizer.json"), &f)?;
         write_json(&dir.join("train.json"), config)?;
         f
     };
+    featurizer.check_vectors(vectors)?;
     let device = Device::flex().autodiff();
     device.seed(config.seed);
     let model_config = model_config(&featurizer, config);
@@ -292,19 +350,20 @@ pub fn train(train_pairs: &[TrainingPair], dev_pairs: &[TrainingPair], config: &
     if resume {
         (model, optim, state) = checkpoint.load(model, optim)?;
     }
-    let train_examples: Vec<Example> = train_pairs.iter().map(|p| featurizer.example(p)).collect();
-    let dev_examples: Vec<Example> = dev_pairs.iter().map(|p| featurizer.example(p)).collect();
+    let train_examples = featurize(&featurizer, train_pairs, vectors)?;
+    let dev_examples = featurize(&featurizer, dev_pairs, vectors)?;
     let dev_labels: Vec<u8> = dev_examples.iter().map(|e| e.label).collect();
     let mut logs = Vec::new();
     let log_path = dir.join("log.jsonl");
     while let Some(epoch) = state.next_epoch(config.epochs, config.patience) {
         let started = Instant::now();
         let order = begin_epoch(&device, train_examples.len(), config.seed, epoch);
-        let steps = order.len().div_ceil(config.batch_size);
+        let batches = batches_by_graph(&order, &train_examples, config.batch_size, config.seed, epoch);
+        let steps = batches.len();
         let mut total = 0.0;
-        for (step, chunk) in order.chunks(config.batch_size).enumerate() {
+        for (step, chunk) in batches.iter().enumerate() {
             let refs: Vec<&Example> = chunk.iter().map(|&i| &train_examples[i]).collect();
-            let batch = featurizer.collate(&refs, &device);
+            let batch = featurizer.collate_withheld(&refs, &withheld(refs.len(), config.graph_dropout, config.seed, epoch, step), &device);
             let (loss, _) = model.loss(&batch, config.mode);
             total += f64::from(loss.clone().into_scalar::<f32>());
             let grads = GradientsParams::from_grads(loss.backward(), &model);
@@ -312,7 +371,7 @@ pub fn train(train_pairs: &[TrainingPair], dev_pairs: &[TrainingPair], config: &
             progress(epoch, step + 1, steps);
         }
         let valid = model.valid();
-        let scores = predict(&valid, &featurizer, &dev_examples, config.mode, 64, &Device::flex());
+        let scores = predict(&valid, &featurizer, &dev_examples, config.mode, false, 64, &Device::flex())?;
         let auc = roc_auc(&scores, &dev_labels).unwrap_or(0.5);
         let log = EpochLog { epoch, train_loss: total / steps as f64, dev_accuracy: accuracy(&scores, &dev_labels).unwrap_or(0.0), dev_auc: auc, lr: state.lr, seconds: started.elapsed().as_secs_f64() };
         if state.finish_epoch(epoch, auc, config.lr_decay) {
@@ -335,11 +394,13 @@ pub struct Scorer {
 }
 
 impl Scorer {
-    /// Loads `dir/best` (written by [`train`]) on `device`.
+    /// Loads `dir/best` (written by [`train`]) on `device`, after checking the files of a
+    /// shipped checkpoint against its `SHA256SUMS` ([`crate::bundle::verify`]).
     ///
     /// # Errors
-    /// Missing or unreadable files.
+    /// Missing or unreadable files, [`Error::Checksum`].
     pub fn load(dir: &Path, device: Device) -> Result<Self> {
+        crate::bundle::verify(dir)?;
         let featurizer: Featurizer = read_json(&dir.join("featurizer.json"))?;
         let config: TrainConfig = read_json(&dir.join("train.json"))?;
         let mode: Mode = read_json(&dir.join("best/mode.json"))?;
@@ -348,10 +409,34 @@ impl Scorer {
         Ok(Self { model, featurizer, mode, device })
     }
 
-    /// `P(good continuation)` per pair, in order, batched by 64.
-    pub fn score(&self, pairs: &[TrainingPair]) -> Vec<f64> {
-        let examples: Vec<Example> = pairs.iter().map(|p| self.featurizer.example(p)).collect();
-        predict(&self.model, &self.featurizer, &examples, self.mode, 64, &self.device)
+    /// `P(good continuation)` per pair, in order, batched by 64. A model with the pretrained
+    /// text head needs the sentence vectors of every context and response, from the encoder
+    /// it was trained with.
+    ///
+    /// # Errors
+    /// [`Error::EncoderMismatch`], [`Error::MissingVector`], or an unreadable model output.
+    pub fn score(&self, pairs: &[TrainingPair], vectors: Option<&dyn SentenceVectors>) -> Result<Vec<f64>> {
+        self.score_with(pairs, vectors, false)
+    }
+
+    /// As [`Scorer::score`], with every graph withheld when `withhold_graphs` (what the model
+    /// gives the same items without AMR).
+    ///
+    /// # Errors
+    /// As [`Scorer::score`].
+    pub fn score_with(&self, pairs: &[TrainingPair], vectors: Option<&dyn SentenceVectors>, withhold_graphs: bool) -> Result<Vec<f64>> {
+        let examples = featurize(&self.featurizer, pairs, vectors)?;
+        predict(&self.model, &self.featurizer, &examples, self.mode, withhold_graphs, 64, &self.device)
+    }
+
+    /// The featuriser (vocabularies, the encoder the model expects).
+    pub fn featurizer(&self) -> &Featurizer {
+        &self.featurizer
+    }
+
+    /// The mode the model was trained in.
+    pub fn mode(&self) -> Mode {
+        self.mode
     }
 }
 

@@ -1,5 +1,6 @@
 //! Training end to end on Diplomacy pairs with gold AMR (from `../shared`): a run killed after
-//! one epoch and resumed reaches exactly the state of an uninterrupted run, and the scorer loads
+//! one epoch and resumed reaches exactly the state of an uninterrupted run (graphs withheld at
+//! random included), and the scorer loads
 //! the best checkpoint.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
@@ -19,7 +20,7 @@ fn pairs() -> Option<(Vec<TrainingPair>, Vec<TrainingPair>)> {
 }
 
 fn config(epochs: usize) -> TrainConfig {
-    TrainConfig { mode: Mode::Gated, epochs, batch_size: 16, lr: 2e-3, patience: 5, seed: 9, d_model: 16, layers: 1, max_len: 48, max_nodes: 24, max_path: 3, ..TrainConfig::default() }
+    TrainConfig { mode: Mode::Gated, epochs, batch_size: 16, lr: 2e-3, patience: 5, seed: 9, d_model: 16, layers: 1, max_len: 48, max_nodes: 24, max_path: 3, graph_dropout: 0.3, ..TrainConfig::default() }
 }
 
 fn dir(name: &str) -> std::path::PathBuf {
@@ -32,14 +33,14 @@ fn dir(name: &str) -> std::path::PathBuf {
 fn resumed_training_equals_an_uninterrupted_run() {
     let Some((train_pairs, dev_pairs)) = pairs() else { return };
     let whole = dir("whole");
-    let full: Vec<EpochLog> = train(&train_pairs, &dev_pairs, &config(2), &whole, &|_, _, _| {}).unwrap();
+    let full: Vec<EpochLog> = train(&train_pairs, &dev_pairs, &config(2), &whole, None, &|_, _, _| {}).unwrap();
     assert_eq!(full.len(), 2);
 
     let split = dir("split");
-    let first = train(&train_pairs, &dev_pairs, &config(1), &split, &|_, _, _| {}).unwrap();
+    let first = train(&train_pairs, &dev_pairs, &config(1), &split, None, &|_, _, _| {}).unwrap();
     // A kill while epoch 2 was being saved: a torn model record, no state for it yet.
     std::fs::write(split.join("checkpoint/model-2.bpk"), b"torn").unwrap();
-    let rest = train(&train_pairs, &dev_pairs, &config(2), &split, &|_, _, _| {}).unwrap();
+    let rest = train(&train_pairs, &dev_pairs, &config(2), &split, None, &|_, _, _| {}).unwrap();
     assert_eq!(rest.len(), 1, "only the missing epoch runs");
     for (a, b) in full.iter().zip(first.iter().chain(&rest)) {
         assert_eq!(a.epoch, b.epoch);
@@ -53,7 +54,7 @@ fn resumed_training_equals_an_uninterrupted_run() {
     assert_eq!(kept, ["model-2.bpk", "optim-2.bpk", "state.json"], "only the last epoch is kept");
 
     let scorer = Scorer::load(&whole, Device::flex()).unwrap();
-    let scores = scorer.score(&dev_pairs[..8]);
+    let scores = scorer.score(&dev_pairs[..8], None).unwrap();
     assert_eq!(scores.len(), 8);
     assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)));
     let _ = std::fs::remove_dir_all(whole);

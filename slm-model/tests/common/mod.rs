@@ -29,6 +29,7 @@ pub fn batch(device: &Device) -> SlmBatch {
     let pad: Vec<bool> = tokens.iter().map(|&t| t == 0).collect();
     let segments: Vec<i64> = (0..BATCH * SEQ).map(|i| i64::from(i % SEQ >= SEQ / 2)).collect();
     SlmBatch {
+        text_features: None,
         tokens: ints(tokens, [BATCH, SEQ], device),
         segments: ints(segments, [BATCH, SEQ], device),
         pad: Tensor::<2, Bool>::from_data(TensorData::new(pad, [BATCH, SEQ]), device),
