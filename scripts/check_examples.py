@@ -107,6 +107,15 @@ if (shared / "data/amr-diplomacy").is_dir():
         if len(scores) != 2 or not all(0.0 <= s["score"] <= 1.0 for s in scores):
             sys.exit(f"FAILED: score_slm {scores}")
     print("train_slm / score_slm: trained one epoch and scored the fixture")
+# train_slm on the training mix at toy size: pretrained text side, test with graphs withheld
+if (shared / "data/topical-chat").is_dir():
+    with tempfile.TemporaryDirectory() as tmp:
+        logs = run(examples / "train_slm", "--data", "mix", "--topical", "no", "--out", tmp, "--epochs", "1", "--limit", "400",
+                   "--d-model", "16", "--layers", "1", "--shared", shared)
+        test = logs[-1]["test"]
+        if not (0.0 <= test["auc_random"] <= 1.0 and 0.0 <= test["graphs_withheld"]["auc"] <= 1.0):
+            sys.exit(f"FAILED: train_slm --data mix {logs}")
+    print("train_slm --data mix: pretrained text side, tested with and without graphs")
 # amr_experiment (issue 9's grid) at toy size: gated and text-only on 30 silver-AMR contexts
 if (shared / "data/silver-amr").is_dir():
     with tempfile.TemporaryDirectory() as tmp:
