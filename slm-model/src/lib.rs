@@ -1,16 +1,25 @@
 //! # dialeval-slm-model
 //!
-//! The small model (SLM) of the AMR-enhanced evaluator on burn 0.22: a text Transformer and a
+//! The small model (SLM) of the AMR-enhanced evaluator on burn 0.22: a text side and a
 //! relation-path Graph Transformer fused by a gate, trained with cross-entropy plus a
-//! contrastive term that aligns sentence and graph representations ([`model`]).
+//! contrastive term that aligns sentence and graph representations ([`model`]). The text side is
+//! a trainable head over frozen all-MiniLM-L6-v2 sentence vectors of context and response
+//! (`TextEncoderKind::Pretrained`, what the shipped checkpoint uses) or a small Transformer trained
+//! from scratch (`TextEncoderKind::Scratch`, the ablation). Fine-tuning MiniLM itself was
+//! measured out of reach on a 2-core CPU: its forward pass runs at about 60 sentences per second
+//! here, so forward + backward over 80,000 cross-encoded pairs would take hours per epoch, while
+//! frozen vectors are computed once per distinct sentence (52,000 for the whole training mix, in
+//! a cache BERT-RUBER shares).
 //!
 //! Backends are runtime devices: `Device::flex()` (CPU, the default and what the tests use) or,
 //! with the `wgpu` feature, a GPU device; modules carry no backend type.
 //!
 //! - [`data`]: a WordPiece tokenizer trained on the training text (`tokenizers` crate), amr-graph's concept sequences and
 //!   relation-path matrices (context turns merged block-diagonally), padded batches;
-//! - [`train`]: Adam with clipping, decay on plateau, early stopping on dev ROC AUC, a checkpoint
-//!   every epoch from which a restarted run continues exactly, a JSONL log; [`train::Scorer`].
+//! - [`train`]: Adam with clipping, decay on plateau, early stopping on dev ROC AUC, graphs
+//!   withheld at random so that items without AMR are scored well, a checkpoint every epoch from
+//!   which a restarted run continues exactly, a JSONL log; [`train::Scorer`];
+//! - [`bundle`]: shipped checkpoints verified by their `SHA256SUMS`.
 //!
 //! Benches: `cargo bench -p dialeval-benches --bench slm`.
 

@@ -158,7 +158,10 @@ pub struct CachedText {
 }
 
 /// An append-only file of token states keyed by text. A record is written only whole, and a
-/// torn last record (a killed run) is ignored on open, so no finished sentence is lost.
+/// torn last record (a killed run) is ignored on open, so no finished sentence is lost. Several
+/// processes may share one cache: appends and the reading on open hold an exclusive file lock,
+/// and length fields are bounded, so a damaged file is cut at the damage instead of asking for
+/// a huge allocation.
 ///
 /// Record layout (little endian): `u32` text length, text bytes, `u32` token count, `u32` dim,
 /// the ids as `u32`, the states as f16.
@@ -177,8 +180,12 @@ impl EmbeddingCache {
     /// [`Error::Io`]; [`Error::Format`] when a whole record has another width.
     pub fn open(path: &Path, dim: usize) -> Result<Self> {
         let mut cache = Self { path: path.to_owned(), dim, entries: HashMap::new(), encoder_id: None };
-        let Ok(file) = std::fs::File::open(path) else { return Ok(cache) };
-        let mut reader = BufReader::new(file);
+        let Ok(file) = std::fs::OpenOptions::new().read(true).write(true).open(path) else { return Ok(cache) };
+        // Exclusive while reading and cutting a torn tail: another process appending to the same
+        // cache holds the lock for each chunk it writes, so a record being written is never
+        // mistaken for a torn one.
+        file.lock().map_err(|e| Error::io(path, e))?;
+        let mut reader = BufReader::new(&file);
         let mut valid = 0_u64;
         while let Some((text, entry, size)) = read_record(&mut reader) {
             if entry.states.len() != entry.ids.len() * dim {
@@ -187,7 +194,6 @@ impl EmbeddingCache {
             cache.entries.insert(text, entry);
             valid += size;
         }
-        let file = std::fs::OpenOptions::new().write(true).open(path).map_err(|e| Error::io(path, e))?;
         file.set_len(valid).map_err(|e| Error::io(path, e))?; // drop a torn tail
         Ok(cache)
     }
@@ -203,6 +209,14 @@ impl EmbeddingCache {
     /// The encoder the states come from, when recorded.
     pub fn encoder_id(&self) -> Option<&str> {
         self.encoder_id.as_deref()
+    }
+
+    /// The cache file opened for appending, locked exclusively (released when dropped), so that
+    /// processes sharing a cache never interleave their records.
+    fn append(&self) -> Result<std::fs::File> {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path).map_err(|e| Error::io(&self.path, e))?;
+        file.lock().map_err(|e| Error::io(&self.path, e))?;
+        Ok(file)
     }
 
     /// Cached sentences.
@@ -229,8 +243,8 @@ impl EmbeddingCache {
         if entry.states.len() != entry.ids.len() * self.dim {
             return Err(Error::Config(format!("{text:?}: {} states for {} tokens of width {}", entry.states.len(), entry.ids.len(), self.dim)));
         }
-        let file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path).map_err(|e| Error::io(&self.path, e))?;
-        let mut writer = BufWriter::new(file);
+        let file = self.append()?;
+        let mut writer = BufWriter::new(&file);
         write_record(&mut writer, text, &entry, self.dim).and_then(|()| writer.flush()).map_err(|e| Error::io(&self.path, e))?;
         self.entries.insert(text.to_owned(), entry);
         Ok(())
@@ -248,15 +262,18 @@ impl EmbeddingCache {
         let mut missing: Vec<&str> = texts.iter().copied().filter(|t| !self.entries.contains_key(*t)).collect();
         missing.sort_unstable();
         missing.dedup();
-        let file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path).map_err(|e| Error::io(&self.path, e))?;
-        let mut writer = BufWriter::new(file);
         for (k, chunk) in missing.chunks(256).enumerate() {
-            for (text, encoded) in chunk.iter().zip(encoder.encode(chunk)?) {
+            let encoded = encoder.encode(chunk)?;
+            let file = self.append()?;
+            let mut writer = BufWriter::new(&file);
+            for (text, encoded) in chunk.iter().zip(encoded) {
                 let entry = CachedText { ids: encoded.ids, states: encoded.states.iter().flatten().map(|&v| half::f16::from_f32(v)).collect() };
                 write_record(&mut writer, text, &entry, self.dim).map_err(|e| Error::io(&self.path, e))?;
                 self.entries.insert((*text).to_owned(), entry);
             }
             writer.flush().map_err(|e| Error::io(&self.path, e))?;
+            drop(writer);
+            file.unlock().map_err(|e| Error::io(&self.path, e))?;
             progress((k * 256 + chunk.len()).min(missing.len()), missing.len());
         }
         Ok(())
@@ -312,12 +329,24 @@ fn read_u32(r: &mut impl Read) -> Option<u32> {
     Some(u32::from_le_bytes(b))
 }
 
+/// Longest text, most tokens and widest state a record may claim: a length field beyond these is
+/// damage (it would otherwise ask for a huge allocation), read as the end of the valid records.
+const MAX_TEXT_BYTES: usize = 1 << 20;
+const MAX_TOKENS: usize = 1 << 16;
+const MAX_DIM: usize = 1 << 14;
+
 fn read_record(r: &mut impl Read) -> Option<(String, CachedText, u64)> {
     let len = read_u32(r)? as usize;
+    if len > MAX_TEXT_BYTES {
+        return None;
+    }
     let mut text = vec![0_u8; len];
     r.read_exact(&mut text).ok()?;
     let n = read_u32(r)? as usize;
     let dim = read_u32(r)? as usize;
+    if n > MAX_TOKENS || dim > MAX_DIM {
+        return None;
+    }
     let mut ids = vec![0_u8; 4 * n];
     r.read_exact(&mut ids).ok()?;
     let mut states = vec![0_u8; 2 * n * dim];

@@ -69,6 +69,35 @@ fn cache_reopens_and_drops_a_torn_tail() {
     assert!(EmbeddingCache::open(&path, DIM + 1).is_err());
     let mut c = EmbeddingCache::open(&path, DIM).unwrap();
     assert!(c.insert("bad", CachedText { ids: vec![1, 2], states: vec![half::f16::ZERO; DIM] }).is_err());
+    // Damage that claims a 4 GiB text is where the valid records end, not an allocation.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.extend_from_slice(&[0xFF, 0xFF, 0xFF, 0xFF, b'x', b'y']);
+    std::fs::write(&path, bytes).unwrap();
+    assert_eq!(EmbeddingCache::open(&path, DIM).unwrap().len(), 2);
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), len);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn two_handles_on_one_cache_keep_each_others_records() {
+    // Two handles on one file, appending in turn as two processes would (each append holds
+    // the file lock): every record of both is read back whole.
+    let dir = temp("shared-cache");
+    let path = dir.join("cache.bin");
+    let mut first = EmbeddingCache::open(&path, DIM).unwrap();
+    let mut second = EmbeddingCache::open(&path, DIM).unwrap();
+    let mut rng = SplitMix64(7);
+    let mut texts = Vec::new();
+    for k in 0..6 {
+        let cache = if k % 2 == 0 { &mut first } else { &mut second };
+        texts.push(synthetic(cache, &mut rng, k, k));
+    }
+    let merged = EmbeddingCache::open(&path, DIM).unwrap();
+    assert_eq!(merged.len(), 6);
+    for (k, t) in texts.iter().enumerate() {
+        let owner = if k % 2 == 0 { &first } else { &second };
+        assert_eq!(merged.get(t), owner.get(t));
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Correlations of trained SLM / BERT-RUBER runs with human ratings, per run and as mean ± sd over
+seeds, on USR-PersonaChat (bundled) and FED (../shared), each beside its Spearman with response
+length; plus the runs' test AUCs, epoch times. Drives the `evaluate` example (the library does
+the statistics) and only tabulates what it writes.
+
+    scripts/slm_runs_report.py TARGET_DIR RUN_DIR... [--ruber RUN_DIR...] > report.md
+
+A run directory named `<name>-s<seed>` is grouped with the other seeds of `<name>`.
+"""
+import json
+import re
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+root = Path(__file__).resolve().parent.parent
+target = Path(sys.argv[1])
+args = sys.argv[2:]
+split = args.index("--ruber") if "--ruber" in args else len(args)
+slm_runs, ruber_runs = args[:split], args[split + 1:]
+evaluate = target / "release/examples/evaluate"
+fed = root.parent / "shared/data/fed/fed_data.json"
+
+
+def correlations(run, family, corpus):
+    out = root / "runs" / "report" / f"{Path(run).name}-{corpus}"
+    flag = "--slm" if family == "slm" else "--ruber"
+    skip = "lexical,embedding,smatch,llm," + ("bert_ruber" if family == "slm" else "slm")
+    cmd = [str(evaluate), flag, run, "--skip", skip, "--out", str(out)]
+    if corpus == "fed":
+        cmd += ["--corpus", "fed", "--input", str(fed)]
+    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"evaluate failed for {run}: {done.stderr[-2000:]}")
+    report = json.loads((out / "correlations.json").read_text())
+    metric = "SLM" if family == "slm" else "BERT-RUBER-unref"
+    rows = {r["criterion"]: r for r in report["turn_level"] if r["metric"] == metric and r["kind"] == "spearman"}
+    length = next(r for r in report["spearman_with_length"] if r["metric"] == metric)
+    return rows, length
+
+
+def fmt_p(p):
+    return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
+
+
+groups = defaultdict(list)
+for run in slm_runs:
+    name = re.sub(r"-s\d+$", "", Path(run).name)
+    groups[name].append(run)
+
+for corpus in ("usr", "fed"):
+    print(f"\n## {corpus.upper()} turn level: Spearman (p) per run, n items\n")
+    per_group = defaultdict(lambda: defaultdict(list))
+    criteria = None
+    lines = []
+    for family, runs in [("slm", slm_runs), ("ruber", ruber_runs)]:
+        for run in runs:
+            rows, length = correlations(run, family, corpus)
+            criteria = criteria or list(rows)
+            cells = " | ".join(f"{rows[c]['statistic']:.3f} ({fmt_p(rows[c]['pvalue'])})" for c in criteria)
+            n = next(iter(rows.values()))["n"]
+            lines.append(f"| {Path(run).name} | {n} | {cells} | {length['spearman']:.3f} ({fmt_p(length['pvalue'])}) |")
+            name = re.sub(r"-s\d+$", "", Path(run).name)
+            for c in criteria:
+                per_group[name][c].append(rows[c]["statistic"])
+            per_group[name]["length"].append(length["spearman"])
+    print(f"| run | n | {' | '.join(criteria)} | ρ with length |")
+    print("|---|---|" + "---|" * (len(criteria) + 1))
+    print("\n".join(lines))
+    print(f"\n### {corpus.upper()}: mean ± sd over seeds\n")
+    print(f"| variant | seeds | {' | '.join(criteria)} | ρ with length |")
+    print("|---|---|" + "---|" * (len(criteria) + 1))
+    for name, values in per_group.items():
+        def ms(v):
+            return f"{statistics.mean(v):.3f} ± {statistics.stdev(v):.3f}" if len(v) > 1 else f"{v[0]:.3f}"
+        print(f"| {name} | {len(values['length'])} | {' | '.join(ms(values[c]) for c in criteria)} | {ms(values['length'])} |")
+
+print("\n## DailyDialog++ test100 ROC AUC (positive vs random / vs adversarial), with graphs and with every graph withheld; s per epoch\n")
+print("| run | random | adversarial | random, no graphs | adversarial, no graphs | s/epoch |")
+print("|---|---|---|---|---|---|")
+for run in slm_runs:
+    test = json.loads((Path(run) / "test.json").read_text())
+    log = [json.loads(l) for l in (Path(run) / "log.jsonl").read_text().splitlines()]
+    withheld = test.get("graphs_withheld", {})
+    secs = statistics.mean(l["seconds"] for l in log)
+    get = lambda d, k: f"{d[k]:.3f}" if d.get(k) is not None else "–"
+    print(f"| {Path(run).name} | {get(test, 'auc_random')} | {get(test, 'auc_adversarial')} | {get(withheld, 'auc_random')} | {get(withheld, 'auc_adversarial')} | {secs:.0f} |")
