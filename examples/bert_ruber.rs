@@ -64,6 +64,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 ..RuberConfig::default()
             };
             let out = PathBuf::from(opts.get("out").ok_or("--out DIR is required")?);
+            let mut test_pairs = Vec::new();
             let (train, dev) = match get("data", "mix").as_str() {
                 "mix" => {
                     let topical = match get("topical", "yes").as_str() {
@@ -72,6 +73,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                         other => return Err(format!("--topical {other:?}: yes or no").into()),
                     };
                     let mix = dialeval_examples::training_mix(&shared, &dialeval_datasets::mix::MixConfig { seed: config.seed, topical, ..Default::default() })?;
+                    test_pairs = mix.test;
                     (mix_triples(&mix.train, &config), mix_triples(&mix.dev, &config))
                 }
                 "positives" => positives_triples(&shared, &config, get("contexts", "2000").parse()?)?,
@@ -88,6 +90,21 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             bar.finish();
             for l in logs {
                 println!("{}", serde_json::to_string(&l)?);
+            }
+            // The held-out test split of the mix (the 100 annotated DailyDialog++ test contexts):
+            // ROC AUC of the best model, positives against each kind of negative.
+            if !test_pairs.is_empty() {
+                let queries: Vec<String> = test_pairs.iter().map(|p| config.query(&p.context)).collect();
+                let texts: Vec<&str> = queries.iter().map(String::as_str).chain(test_pairs.iter().map(|p| p.response.as_str())).collect();
+                cache.fill(&encoder, &texts, &|_, _| {})?;
+                let pairs: Vec<(&str, &str)> = queries.iter().map(String::as_str).zip(test_pairs.iter().map(|p| p.response.as_str())).collect();
+                let scores = RuberScorer::load(&out, Device::flex())?.score(&cache, &pairs)?;
+                let auc = |kind| dialeval_slm_model::train::auc_against(&test_pairs, &scores, kind);
+                let labels: Vec<u8> = test_pairs.iter().map(dialeval_datasets::pairs::TrainingPair::label).collect();
+                use dialeval_datasets::pairs::PairKind;
+                let test = json!({"pairs": test_pairs.len(), "auc": dialeval_common::roc_auc(&scores, &labels), "auc_random": auc(PairKind::RandomNegative), "auc_adversarial": auc(PairKind::AdversarialNegative)});
+                std::fs::write(out.join("test.json"), serde_json::to_string_pretty(&test)?)?;
+                println!("{}", json!({ "test": test }));
             }
         }
         "score" => {

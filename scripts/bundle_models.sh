@@ -24,4 +24,4 @@ copy() { # copy DEST SRC_DIR FILE...
 }
 
 copy models/slm "$slm" featurizer.json train.json best/mode.json best/model.bpk log.jsonl test.json
-copy models/bert-ruber "$ruber" ruber.json best/model.bpk log.jsonl
+copy models/bert-ruber "$ruber" ruber.json best/model.bpk log.jsonl test.json

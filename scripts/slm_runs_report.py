@@ -38,11 +38,16 @@ def correlations(run, family, corpus):
     report = json.loads((out / "correlations.json").read_text())
     metric = "SLM" if family == "slm" else "BERT-RUBER-unref"
     rows = {r["criterion"]: r for r in report["turn_level"] if r["metric"] == metric and r["kind"] == "spearman"}
-    length = next(r for r in report["spearman_with_length"] if r["metric"] == metric)
+    # A constant score (graph-only without any graph) has no correlation: NaN, shown as "–".
+    nan = {"statistic": float("nan"), "pvalue": float("nan"), "n": 0}
+    rows = {c: (r if r["statistic"] is not None else nan) for c, r in rows.items()}
+    length = next((r for r in report["spearman_with_length"] if r["metric"] == metric), {"spearman": float("nan"), "pvalue": float("nan")})
     return rows, length
 
 
 def fmt_p(p):
+    if p != p:
+        return "–"
     return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
 
 
