@@ -202,7 +202,7 @@ enum ModelSource {
 }
 
 impl ModelSource {
-    /// The directory, and a line saying where the model comes from.
+    /// A line saying where the model comes from.
     fn describe(&self, family: &str) -> String {
         match self {
             Self::Given(d) => format!("evaluate: {family}: model {}", d.display()),
@@ -430,7 +430,6 @@ fn train_default_ruber(run: &Run, enc: &PretrainedEncoder, cache: &mut dialeval_
     std::fs::write(dir.join("done"), "")?;
     Ok(())
 }
-
 
 fn slm(run: &mut Run) -> AnyResult<Outcome> {
     let source = model_source(run, "slm", "slm");

@@ -352,7 +352,8 @@ impl Featurizer {
         (concepts[start..].to_vec(), paths)
     }
 
-    /// Featurises one pair.
+    /// Featurises one pair without the pretrained pair features (what the scratch text encoder
+    /// reads; a pretrained featuriser needs [`Featurizer::example_with`]).
     pub fn example(&self, pair: &TrainingPair) -> Example {
         let context: Vec<u32> = pair.context.iter().enumerate().flat_map(|(k, t)| {
             let mut ids = self.tokenizer.encode(t);
