@@ -65,9 +65,10 @@ for corpus in ("usr", "fed"):
         for run in runs:
             rows, length = correlations(run, family, corpus)
             criteria = criteria or list(rows)
-            cells = " | ".join(f"{rows[c]['statistic']:.3f} ({fmt_p(rows[c]['pvalue'])})" for c in criteria)
+            cells = " | ".join(f"{rows[c]['statistic']:.3f} ({fmt_p(rows[c]['pvalue'])})" if rows[c]["statistic"] == rows[c]["statistic"] else "–" for c in criteria)
             n = next(iter(rows.values()))["n"]
-            lines.append(f"| {Path(run).name} | {n} | {cells} | {length['spearman']:.3f} ({fmt_p(length['pvalue'])}) |")
+            rho = f"{length['spearman']:.3f} ({fmt_p(length['pvalue'])})" if length["spearman"] == length["spearman"] else "– (constant score)"
+            lines.append(f"| {Path(run).name} | {n} | {cells} | {rho} |")
             name = re.sub(r"-s\d+$", "", Path(run).name)
             for c in criteria:
                 per_group[name][c].append(rows[c]["statistic"])
@@ -80,6 +81,9 @@ for corpus in ("usr", "fed"):
     print("|---|---|" + "---|" * (len(criteria) + 1))
     for name, values in per_group.items():
         def ms(v):
+            v = [x for x in v if x == x]  # runs without a correlation (NaN) are left out
+            if not v:
+                return "–"
             return f"{statistics.mean(v):.3f} ± {statistics.stdev(v):.3f}" if len(v) > 1 else f"{v[0]:.3f}"
         print(f"| {name} | {len(values['length'])} | {' | '.join(ms(values[c]) for c in criteria)} | {ms(values['length'])} |")
 
