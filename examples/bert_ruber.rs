@@ -67,11 +67,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             let mut test_pairs = Vec::new();
             let (train, dev) = match get("data", "mix").as_str() {
                 "mix" => {
-                    let topical = match get("topical", "yes").as_str() {
-                        "yes" => Some(dialeval_datasets::pairs::TopicalPairConfig::default()),
-                        "no" => None,
-                        other => return Err(format!("--topical {other:?}: yes or no").into()),
-                    };
+                    let topical = dialeval_examples::topical_flag(&get("topical", "yes"))?;
                     let mix = dialeval_examples::training_mix(&shared, &dialeval_datasets::mix::MixConfig { seed: config.seed, topical, ..Default::default() })?;
                     test_pairs = mix.test;
                     (mix_triples(&mix.train, &config), mix_triples(&mix.dev, &config))

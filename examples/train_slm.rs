@@ -31,7 +31,7 @@ use dialeval_datasets::amr::{AmrIndex, read_blocks};
 use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::pairs::{DdppPairConfig, DiplomacyPairConfig, PairKind, TrainingPair, ddpp_context, ddpp_pairs, diplomacy_pairs, split_by_group};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
-use dialeval_slm_model::data::{SentenceVectors, context_text};
+use dialeval_slm_model::data::SentenceVectors;
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
 use dialeval_slm_model::ruber::CachedSentenceVectors;
 use dialeval_slm_model::train::{Scorer, TrainConfig, accuracy, roc_auc, scores_against, train};
@@ -69,11 +69,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let text_encoder: TextEncoderKind = serde_json::from_value(serde_json::Value::String(get("text-encoder", "pretrained")))?;
     let (mut train_pairs, mut dev_pairs, mut test_pairs) = match get("data", "mix").as_str() {
         "mix" => {
-            let topical = match get("topical", "yes").as_str() {
-                "yes" => Some(dialeval_datasets::pairs::TopicalPairConfig::default()),
-                "no" => None,
-                other => return Err(format!("--topical {other:?}: yes or no").into()),
-            };
+            let topical = dialeval_examples::topical_flag(&get("topical", "yes"))?;
             let mut config = dialeval_datasets::mix::MixConfig { seed, topical, ..Default::default() };
             match get("length-control", "yes").as_str() {
                 "yes" => {}
@@ -138,10 +134,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         TextEncoderKind::Pretrained => {
             let encoder = PretrainedEncoder::load(&opts.get("encoder").map_or_else(default_model_dir, PathBuf::from), &Device::flex())?;
             let mut cache = dialeval_examples::embedding_cache(&encoder)?;
-            let contexts: Vec<String> = train_pairs.iter().chain(&dev_pairs).chain(&test_pairs).map(context_text).collect();
-            let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(train_pairs.iter().chain(&dev_pairs).chain(&test_pairs).map(|p| p.response.as_str())).collect();
             let bar = dialeval_examples::Progress::new("embedding");
-            cache.fill(&encoder, &texts, &|d, t| bar.update(d, t))?;
+            dialeval_examples::fill_pair_texts(&mut cache, &encoder, &[&train_pairs, &dev_pairs, &test_pairs], &|d, t| bar.update(d, t))?;
             bar.finish();
             (Some(encoder), Some(cache))
         }

@@ -138,10 +138,32 @@ pub fn score_slm_pairs(scorer: &dialeval_slm_model::train::Scorer, pairs: &[dial
     }
     let encoder = encoder.ok_or("this SLM reads pretrained sentence vectors: fetch all-MiniLM-L6-v2 with scripts/fetch_minilm.sh")?;
     let mut cache = embedding_cache(encoder)?;
-    let contexts: Vec<String> = pairs.iter().map(dialeval_slm_model::data::context_text).collect();
-    let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(pairs.iter().map(|p| p.response.as_str())).collect();
-    cache.fill(encoder, &texts, &|_, _| {})?;
+    fill_pair_texts(&mut cache, encoder, &[pairs], &|_, _| {})?;
     Ok(scorer.score(pairs, Some(&dialeval_slm_model::ruber::CachedSentenceVectors::new(&cache, encoder.fingerprint())))?)
+}
+
+/// Encodes into `cache` every context ([`dialeval_slm_model::data::context_text`]) and response
+/// of the pairs in `parts` not yet there: the texts whose vectors the SLM's pretrained head reads.
+///
+/// # Errors
+/// Encoder or cache failures.
+pub fn fill_pair_texts(cache: &mut dialeval_slm_model::ruber::EmbeddingCache, encoder: &dialeval_slm_model::bert::PretrainedEncoder, parts: &[&[dialeval_datasets::pairs::TrainingPair]], progress: &dyn Fn(usize, usize)) -> Result<(), Box<dyn std::error::Error>> {
+    let pairs = || parts.iter().flat_map(|part| part.iter());
+    let contexts: Vec<String> = pairs().map(dialeval_slm_model::data::context_text).collect();
+    let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(pairs().map(|p| p.response.as_str())).collect();
+    Ok(cache.fill(encoder, &texts, progress)?)
+}
+
+/// The Topical-Chat pairs of the training mix for a `--topical yes|no` flag value.
+///
+/// # Errors
+/// Any other value.
+pub fn topical_flag(value: &str) -> Result<Option<dialeval_datasets::pairs::TopicalPairConfig>, String> {
+    match value {
+        "yes" => Ok(Some(dialeval_datasets::pairs::TopicalPairConfig::default())),
+        "no" => Ok(None),
+        other => Err(format!("--topical {other:?}: yes or no")),
+    }
 }
 
 /// The mean human score per item of every criterion rated on at least 3 items, in

@@ -237,11 +237,8 @@ pub struct Featurizer {
     pub max_nodes: usize,
     /// Labels per relation path.
     pub max_path: usize,
-    /// Where the sentence representation comes from.
-    #[serde(default)]
-    pub text_encoder: TextEncoderKind,
-    /// With [`TextEncoderKind::Pretrained`]: the encoder whose vectors the model was trained on,
-    /// and their width.
+    /// The encoder whose sentence vectors the pretrained text head reads, and their width;
+    /// `None` for the scratch text encoder (see [`Featurizer::text_encoder`]).
     #[serde(default)]
     pub encoder: Option<(String, usize)>,
 }
@@ -266,12 +263,17 @@ impl Featurizer {
             .flat_map(|p| p.context_amr.iter().flatten().chain(p.response_amr.iter()))
             .filter_map(|g| graph_input(g, max_path))
             .collect();
-        Ok(Self { tokenizer, concepts: Vocab::concepts(&graphs, 1), labels: Vocab::path_labels(&graphs, 1), max_len, max_nodes, max_path, text_encoder: TextEncoderKind::Scratch, encoder: None })
+        Ok(Self { tokenizer, concepts: Vocab::concepts(&graphs, 1), labels: Vocab::path_labels(&graphs, 1), max_len, max_nodes, max_path, encoder: None })
+    }
+
+    /// Where the sentence representation comes from: the pretrained head when an encoder is
+    /// recorded, else the scratch Transformer.
+    pub fn text_encoder(&self) -> TextEncoderKind {
+        if self.encoder.is_some() { TextEncoderKind::Pretrained } else { TextEncoderKind::Scratch }
     }
 
     /// Switches the featuriser to the pretrained head over `vectors`' encoder.
     pub fn with_pretrained(mut self, vectors: &dyn SentenceVectors) -> Self {
-        self.text_encoder = TextEncoderKind::Pretrained;
         self.encoder = Some((vectors.encoder_id().to_owned(), vectors.dim()));
         self
     }
@@ -298,7 +300,7 @@ impl Featurizer {
     /// was not computed.
     pub fn example_with(&self, pair: &TrainingPair, vectors: Option<&dyn SentenceVectors>) -> Result<Example> {
         let mut example = self.example(pair);
-        if self.text_encoder == TextEncoderKind::Pretrained {
+        if self.text_encoder() == TextEncoderKind::Pretrained {
             self.check_vectors(vectors)?;
             let Some(v) = vectors else { return Err(Error::Config("no sentence vectors".into())) };
             let context = context_text(pair);

@@ -202,11 +202,16 @@ pub(crate) fn begin_epoch(device: &Device, n: usize, seed: u64, epoch: usize) ->
 /// resumed run repeats it.
 fn epoch_order(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (0..n).collect();
-    let mut rng = SplitMix64(seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9));
-    for i in (1..order.len()).rev() {
-        order.swap(i, rng.below(i + 1));
-    }
+    shuffle(&mut order, &mut SplitMix64(seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9)));
     order
+}
+
+/// Fisher–Yates shuffle of `items` with `rng` (the same permutation for the same seed on every
+/// platform).
+fn shuffle<T>(items: &mut [T], rng: &mut SplitMix64) {
+    for i in (1..items.len()).rev() {
+        items.swap(i, rng.below(i + 1));
+    }
 }
 
 /// Appends one JSON line to the log at `path`.
@@ -256,10 +261,7 @@ fn featurize(featurizer: &Featurizer, pairs: &[TrainingPair], vectors: Option<&d
 fn batches_by_graph(order: &[usize], examples: &[Example], batch_size: usize, seed: u64, epoch: usize) -> Vec<Vec<usize>> {
     let (with, without): (Vec<usize>, Vec<usize>) = order.iter().partition(|&&i| examples[i].has_graph);
     let mut batches: Vec<Vec<usize>> = with.chunks(batch_size).chain(without.chunks(batch_size)).map(<[usize]>::to_vec).collect();
-    let mut rng = SplitMix64(seed ^ 0xBA7C_4E55 ^ (epoch as u64).wrapping_mul(0x9E37_79B9));
-    for i in (1..batches.len()).rev() {
-        batches.swap(i, rng.below(i + 1));
-    }
+    shuffle(&mut batches, &mut SplitMix64(seed ^ 0xBA7C_4E55 ^ (epoch as u64).wrapping_mul(0x9E37_79B9)));
     batches
 }
 
