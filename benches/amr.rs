@@ -49,9 +49,7 @@ fn bench_penman(c: &mut Criterion) {
     let mut group = c.benchmark_group("penman");
     group.sample_size(30);
     group.bench_function("decode", |b| b.iter(|| graphs(std::hint::black_box(&text))));
-    group.bench_function("encode", |b| {
-        b.iter(|| parsed.iter().map(|g| g.encode().len()).sum::<usize>())
-    });
+    group.bench_function("encode", |b| b.iter(|| parsed.iter().map(|g| g.encode().len()).sum::<usize>()));
     group.finish();
 }
 

@@ -39,10 +39,7 @@ fn batch(device: &Device) -> SlmBatch {
 }
 
 fn config() -> SlmConfig {
-    SlmConfig::new(
-        TextEncoderConfig::new(2000).with_d_model(64).with_d_ff(128).with_n_layers(2).with_max_len(SEQ),
-        GraphEncoderConfig::new(500, 100).with_d_model(64).with_n_layers(2),
-    )
+    SlmConfig::new(TextEncoderConfig::new(2000).with_d_model(64).with_d_ff(128).with_n_layers(2).with_max_len(SEQ), GraphEncoderConfig::new(500, 100).with_d_model(64).with_n_layers(2))
 }
 
 fn bench_slm(c: &mut Criterion) {
@@ -77,7 +74,8 @@ fn bench_minilm(c: &mut Criterion) {
         return;
     };
     let usr = dialeval_testkit::read_json(&dialeval_testkit::workspace_dir().join("data/usr-personachat/pc_usr_data.json"));
-    let texts: Vec<String> = usr.as_array().into_iter().flatten().flat_map(|item| item["responses"].as_array().into_iter().flatten().filter_map(|r| r["response"].as_str().map(|s| s.trim().to_owned()))).take(32).collect();
+    let texts: Vec<String> =
+        usr.as_array().into_iter().flatten().flat_map(|item| item["responses"].as_array().into_iter().flatten().filter_map(|r| r["response"].as_str().map(|s| s.trim().to_owned()))).take(32).collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let mut group = c.benchmark_group("minilm");
     group.sample_size(10);

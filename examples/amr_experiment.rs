@@ -51,7 +51,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let dd = shared.join("data/dailydialog-plusplus");
     let silver = shared.join("data/silver-amr");
     let exclude = ExcludeList::load(&dd.join("overlap_exclude_ids.tsv"))?;
-    let files: Vec<PathBuf> = ["dailydialog-plusplus-dev200", "dailydialog-plusplus-dev-more300", "dailydialog-plusplus-test100", "usr-personachat"].iter().map(|f| silver.join(format!("{f}.silver.amr.txt"))).collect();
+    let files: Vec<PathBuf> =
+        ["dailydialog-plusplus-dev200", "dailydialog-plusplus-dev-more300", "dailydialog-plusplus-test100", "usr-personachat"].iter().map(|f| silver.join(format!("{f}.silver.amr.txt"))).collect();
     let index = AmrIndex::load(&files)?;
     let mut dev_ids = ids(&silver.join("dailydialog-plusplus-dev200.context-ids.json"))?;
     dev_ids.extend(ids(&silver.join("dailydialog-plusplus-dev-more300.context-ids.json"))?);
@@ -121,7 +122,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 "test_rest_auc_random": rest_auc(PairKind::RandomNegative),
                 "usr_scores": scorer.score(&usr_pairs, None)?,
             });
-            eprintln!("amr_experiment: {mode:?} seed {seed}: test100 AUC adversarial {:.3}, random {:.3}", row["test100_auc_adversarial"].as_f64().unwrap_or(f64::NAN), row["test100_auc_random"].as_f64().unwrap_or(f64::NAN));
+            eprintln!(
+                "amr_experiment: {mode:?} seed {seed}: test100 AUC adversarial {:.3}, random {:.3}",
+                row["test100_auc_adversarial"].as_f64().unwrap_or(f64::NAN),
+                row["test100_auc_random"].as_f64().unwrap_or(f64::NAN)
+            );
             results.retain(|r| !(r["mode"] == row["mode"] && r["seed"] == row["seed"]));
             results.push(row);
             std::fs::write(out.join("results.json"), serde_json::to_string_pretty(&results)?)?;

@@ -190,10 +190,8 @@ fn positives_triples(shared: &Path, config: &RuberConfig, contexts: usize) -> Re
     let mut dev_contexts = keep("dev.json", ddpp::load(&dir.join("dev.json"))?);
     dev_contexts.truncate(300);
     let train = sampled_triples(&positives, config, config.seed);
-    let dev: Vec<Triple> = dev_contexts
-        .iter()
-        .flat_map(|c| c.positives.iter().zip(&c.random_negatives).map(|(p, n)| Triple { query: config.query(&c.context), positive: p.clone(), negative: n.clone() }))
-        .collect();
+    let dev: Vec<Triple> =
+        dev_contexts.iter().flat_map(|c| c.positives.iter().zip(&c.random_negatives).map(|(p, n)| Triple { query: config.query(&c.context), positive: p.clone(), negative: n.clone() })).collect();
     Ok((train, dev))
 }
 

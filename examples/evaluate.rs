@@ -37,10 +37,10 @@ use std::time::Duration;
 use burn::prelude::Device;
 use dialeval_amr_graph::smatch::{Smatch, SmatchConfig};
 use dialeval_common::TokenEmbedder;
+use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::pairs::{DdppPairConfig, Split, TrainingPair, ddpp_context, ddpp_pairs, split_by_group, split_of};
-use dialeval_datasets::DialogueItem;
 use dialeval_examples::plot::{Panel, heatmap, scatter_grid};
 use dialeval_examples::{Progress, embedding_cache, human_criteria};
 use dialeval_llm_prompt::judge::CRITERIA;
@@ -128,15 +128,7 @@ fn run() -> AnyResult<()> {
     };
     let mut run = Run { opts, out, data, items, item_key, amr, encoder: None, seed, models, retrain };
 
-    let families: Vec<(&str, FamilyFn)> = vec![
-        ("length", length),
-        ("lexical", lexical),
-        ("embedding", embedding),
-        ("bert_ruber", bert_ruber),
-        ("slm", slm),
-        ("smatch", smatch),
-        ("llm", llm),
-    ];
+    let families: Vec<(&str, FamilyFn)> = vec![("length", length), ("lexical", lexical), ("embedding", embedding), ("bert_ruber", bert_ruber), ("slm", slm), ("smatch", smatch), ("llm", llm)];
     let mut columns: Vec<Column> = Vec::new();
     let mut skipped: Vec<(String, String)> = Vec::new();
     let skip: Vec<String> = run.opts.get("skip").map(|s| s.split(',').map(str::to_owned).collect()).unwrap_or_default();
@@ -630,9 +622,8 @@ fn correlate_all(run: &Run, columns: &[Column]) -> AnyResult<Summary> {
     let mut length_rows = Vec::new();
     for (m, (name, values)) in columns.iter().enumerate() {
         let n = values.iter().filter(|v| v.is_some()).count();
-        let cells: Vec<String> = (0..criteria.len())
-            .map(|c| if spearman[m][c].is_finite() { format!("{:.3} / {:.3}{}", spearman[m][c], pearson[m][c], marks[m][c]) } else { "–".to_owned() })
-            .collect();
+        let cells: Vec<String> =
+            (0..criteria.len()).map(|c| if spearman[m][c].is_finite() { format!("{:.3} / {:.3}{}", spearman[m][c], pearson[m][c], marks[m][c]) } else { "–".to_owned() }).collect();
         // Spearman of the metric with response length in words: how much of a score is length.
         let (_, x, l) = paired(values, &lengths);
         let rho = (x.len() >= 4).then(|| dialeval_metrics::correlation::spearman(&x, &l)).filter(|r| r.statistic.is_finite());
@@ -643,7 +634,14 @@ fn correlate_all(run: &Run, columns: &[Column]) -> AnyResult<Summary> {
         table.push_str(&format!("| {name} | {n} | {} | {cell} |\n", cells.join(" | ")));
     }
     let plots = run.out.join("plots");
-    heatmap(&plots.join("heatmap_spearman"), "Turn-level Spearman correlation with human ratings (★ best, ↓ worse by Williams' test)", &names.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>(), &header.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>(), &spearman, &marks)?;
+    heatmap(
+        &plots.join("heatmap_spearman"),
+        "Turn-level Spearman correlation with human ratings (★ best, ↓ worse by Williams' test)",
+        &names.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>(),
+        &header.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>(),
+        &spearman,
+        &marks,
+    )?;
     for (c, (criterion, human)) in criteria.iter().enumerate() {
         let panels: Vec<Panel> = columns
             .iter()
@@ -675,12 +673,21 @@ fn write_report(run: &Run, columns: &[Column], skipped: &[(String, String)], sum
         md.push_str("\n## System level (means per system)\n\n| metric | criterion | kind | r | p | systems |\n|---|---|---|---|---|---|\n");
         for r in system {
             let num = |k: &str, format: fn(f64) -> String| r[k].as_f64().map_or_else(|| "–".to_owned(), format);
-            md.push_str(&format!("| {} | {} | {} | {} | {} | {} |\n", r["metric"].as_str().unwrap_or(""), r["criterion"].as_str().unwrap_or(""), r["kind"].as_str().unwrap_or(""), num("statistic", |v| format!("{v:.3}")), num("pvalue", format_pvalue), r["systems"]));
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} |\n",
+                r["metric"].as_str().unwrap_or(""),
+                r["criterion"].as_str().unwrap_or(""),
+                r["kind"].as_str().unwrap_or(""),
+                num("statistic", |v| format!("{v:.3}")),
+                num("pvalue", format_pvalue),
+                r["systems"]
+            ));
         }
     }
     write_atomic(&run.out.join("correlations.md"), &md)?;
     write_atomic(&run.out.join("correlations.json"), &serde_json::to_string_pretty(&summary.json)?)?;
-    let mut report = format!("# Evaluation report\n\n{} items; {} metrics; human criteria: {}.\n\n", run.items.len(), columns.len(), criteria.iter().map(|(c, _)| c.as_str()).collect::<Vec<_>>().join(", "));
+    let mut report =
+        format!("# Evaluation report\n\n{} items; {} metrics; human criteria: {}.\n\n", run.items.len(), columns.len(), criteria.iter().map(|(c, _)| c.as_str()).collect::<Vec<_>>().join(", "));
     report.push_str("- scores per item: [scores.jsonl](scores.jsonl)\n- correlations: [correlations.md](correlations.md), [correlations.json](correlations.json)\n- heat map: [plots/heatmap_spearman.png](plots/heatmap_spearman.png) ([svg](plots/heatmap_spearman.svg))\n");
     for (c, _) in &criteria {
         let stem = format!("plots/scatter_{}", c.to_lowercase());

@@ -43,8 +43,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     };
     let items = dialeval_datasets::jsonl::load(input.as_ref())?;
     let text = std::fs::read_to_string(input)?;
-    let slm: Vec<Option<f64>> =
-        text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str::<Value>(l).ok().and_then(|v| v.get("slm_score").and_then(Value::as_f64))).collect();
+    let slm: Vec<Option<f64>> = text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str::<Value>(l).ok().and_then(|v| v.get("slm_score").and_then(Value::as_f64))).collect();
     let inputs: Vec<PromptInput> = items
         .iter()
         .zip(slm.iter().copied().chain(std::iter::repeat(None)))

@@ -45,8 +45,7 @@ fn main() -> ExitCode {
 }
 
 fn graph_json(g: &AmrGraph) -> Value {
-    let triples: Vec<Value> =
-        g.triples_sorted().iter().map(|t| json!([t.source, t.role, t.target])).collect();
+    let triples: Vec<Value> = g.triples_sorted().iter().map(|t| json!([t.source, t.role, t.target])).collect();
     json!({
         "id": g.metadata().get("id"),
         "snt": g.metadata().get("snt"),

@@ -30,9 +30,7 @@ fn run() -> Result<(), String> {
     let mut config = SmatchConfig::default();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
-        let mut value = |name: &str| -> Result<u64, String> {
-            it.next().and_then(|v| v.parse().ok()).ok_or(format!("{name} needs a non-negative integer"))
-        };
+        let mut value = |name: &str| -> Result<u64, String> { it.next().and_then(|v| v.parse().ok()).ok_or(format!("{name} needs a non-negative integer")) };
         match arg.as_str() {
             "--restarts" => config.restarts = usize::try_from(value("--restarts")?).map_err(|e| e.to_string())?,
             "--seed" => config.seed = value("--seed")?,
@@ -51,9 +49,7 @@ fn run() -> Result<(), String> {
     let mut corpus = SmatchScore::default();
     let mut failed = 0;
     for (index, (t, g)) in test.iter().zip(&gold).enumerate() {
-        let triples = |r: &Result<Tree, String>| -> Result<SmatchTriples, String> {
-            SmatchTriples::from_tree(r.as_ref().map_err(Clone::clone)?).map_err(|e| e.to_string())
-        };
+        let triples = |r: &Result<Tree, String>| -> Result<SmatchTriples, String> { SmatchTriples::from_tree(r.as_ref().map_err(Clone::clone)?).map_err(|e| e.to_string()) };
         let line = match triples(t).and_then(|t| Ok((t, triples(g)?))) {
             Ok((t, g)) => {
                 let s = smatch.score(&t, &g);

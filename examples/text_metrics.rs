@@ -28,10 +28,7 @@ fn main() -> ExitCode {
 fn references(v: &Value) -> Result<Vec<String>, String> {
     match v {
         Value::String(s) => Ok(vec![s.clone()]),
-        Value::Array(items) if !items.is_empty() => items
-            .iter()
-            .map(|i| i.as_str().map(str::to_owned).ok_or_else(|| "`reference` list must hold strings".to_owned()))
-            .collect(),
+        Value::Array(items) if !items.is_empty() => items.iter().map(|i| i.as_str().map(str::to_owned).ok_or_else(|| "`reference` list must hold strings".to_owned())).collect(),
         _ => Err("`reference` must be a string or a non-empty list of strings".into()),
     }
 }

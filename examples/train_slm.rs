@@ -90,12 +90,15 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             let exclude = ExcludeList::load(&dir.join("overlap_exclude_ids.tsv"))?;
             let (mut pairs, excluded) = ddpp_pairs(&contexts, "dev.json", Some(&exclude), &DdppPairConfig { max_context_turns: Some(2), seed, ..DdppPairConfig::default() })?;
             eprintln!("train_slm: {} pairs from {} contexts ({excluded} excluded)", pairs.len(), contexts.len());
-            let silver: Vec<PathBuf> = std::fs::read_dir(shared.join("data/silver-amr")).map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(".silver.amr.txt")).collect()).unwrap_or_default();
+            let silver: Vec<PathBuf> = std::fs::read_dir(shared.join("data/silver-amr"))
+                .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(".silver.amr.txt")).collect())
+                .unwrap_or_default();
             let index = AmrIndex::load(&silver)?;
             let coverage = index.attach_pairs(&mut pairs);
             eprintln!("train_slm: silver graphs for {} of {} turns and responses", coverage.with_amr, coverage.turns);
             let (train_pairs, dev_pairs, _) = split_by_group(pairs, [0.9, 0.1, 0.0], seed, ddpp_context)?;
-            let (mut test_pairs, excluded) = ddpp_pairs(&ddpp::load(&dir.join("test.json"))?, "test.json", Some(&exclude), &DdppPairConfig { max_context_turns: Some(2), seed, ..DdppPairConfig::default() })?;
+            let (mut test_pairs, excluded) =
+                ddpp_pairs(&ddpp::load(&dir.join("test.json"))?, "test.json", Some(&exclude), &DdppPairConfig { max_context_turns: Some(2), seed, ..DdppPairConfig::default() })?;
             let coverage = index.attach_pairs(&mut test_pairs);
             eprintln!("train_slm: test: {} pairs of test.json ({excluded} excluded), silver graphs for {} of {} turns and responses", test_pairs.len(), coverage.with_amr, coverage.turns);
             (train_pairs, dev_pairs, test_pairs)

@@ -98,11 +98,9 @@ impl fmt::Display for ParseError {
                 write!(f, "metadata ({}) is not followed by a graph", keys.join(", "))?;
             }
             ParseErrorKind::EmptyNode => write!(f, "empty node `()` has no variable")?,
-            ParseErrorKind::OrphanMetadata { id } => write!(
-                f,
-                "metadata block {} has no graph (the next block starts new metadata)",
-                id.as_deref().map_or_else(|| "without ::id".to_owned(), |id| format!("for {id:?}"))
-            )?,
+            ParseErrorKind::OrphanMetadata { id } => {
+                write!(f, "metadata block {} has no graph (the next block starts new metadata)", id.as_deref().map_or_else(|| "without ::id".to_owned(), |id| format!("for {id:?}")))?
+            }
         }
         write!(f, " at line {}, column {}: {}", self.line, self.column, self.snippet)
     }

@@ -136,13 +136,7 @@ impl fmt::Display for Issue {
             Self::InvertedAttribute { source, role, target } => {
                 write!(f, "{source} {role} {target}: inverted role on a constant cannot be normalised")
             }
-            Self::DuplicateTriple { triple } => write!(
-                f,
-                "triple ({}, {}, {}) occurs twice",
-                triple.source,
-                triple.role,
-                triple.target_str()
-            ),
+            Self::DuplicateTriple { triple } => write!(f, "triple ({}, {}, {}) occurs twice", triple.source, triple.role, triple.target_str()),
         }
     }
 }
@@ -197,12 +191,7 @@ impl AmrGraph {
         tree.node.walk(&mut |n| variables.push(n.var.as_str()));
         variables.sort_unstable();
         let capacity = variables.len() * 3;
-        let mut b = Builder {
-            variables: &variables,
-            triples: Vec::with_capacity(capacity),
-            kinds: Vec::with_capacity(capacity),
-            alignments: Vec::new(),
-        };
+        let mut b = Builder { variables: &variables, triples: Vec::with_capacity(capacity), kinds: Vec::with_capacity(capacity), alignments: Vec::new() };
         b.interpret(&tree.node);
         let Builder { triples, kinds, alignments, .. } = b;
         Self { triples, kinds, alignments, layout: tree, issues: OnceLock::new(), view: OnceLock::new() }
@@ -243,9 +232,7 @@ impl AmrGraph {
     /// Triples sorted by `(source, role, target)`, `None` sorting as `""` (the golden files' order).
     pub fn triples_sorted(&self) -> Vec<&Triple> {
         let mut sorted: Vec<&Triple> = self.triples.iter().collect();
-        sorted.sort_by(|a, b| {
-            (&a.source, &a.role, a.target_str()).cmp(&(&b.source, &b.role, b.target_str()))
-        });
+        sorted.sort_by(|a, b| (&a.source, &a.role, a.target_str()).cmp(&(&b.source, &b.role, b.target_str())));
         sorted
     }
 
@@ -326,8 +313,7 @@ impl AmrGraph {
                 *count.entry(target.as_str()).or_default() += 1;
             }
         }
-        let mut out: Vec<(&str, usize)> =
-            self.variables().filter_map(|v| count.get(v).filter(|&&c| c >= 2).map(|&c| (v, c - 1))).collect();
+        let mut out: Vec<(&str, usize)> = self.variables().filter_map(|v| count.get(v).filter(|&&c| c >= 2).map(|&c| (v, c - 1))).collect();
         out.sort_unstable();
         out
     }
@@ -419,12 +405,7 @@ impl AmrGraph {
             out.push_str(&format!("  n{} [label=\"{}\", shape={shape}];\n", idx.index(), dot_escape(&label)));
         }
         for e in graph.edge_references() {
-            out.push_str(&format!(
-                "  n{} -> n{} [label=\"{}\"];\n",
-                e.source().index(),
-                e.target().index(),
-                dot_escape(e.weight())
-            ));
+            out.push_str(&format!("  n{} -> n{} [label=\"{}\"];\n", e.source().index(), e.target().index(), dot_escape(e.weight())));
         }
         out.push_str("}\n");
         out
@@ -580,8 +561,7 @@ fn build_view(root: &Node, triples: &[Triple], kinds: &[TripleKind]) -> View {
 
 /// Lays out triples as a tree rooted at `top` (see [`AmrGraph::from_triples`]).
 fn configure(top: &str, triples: &[Triple]) -> Result<Node> {
-    let variables: HashSet<&str> =
-        triples.iter().filter(|t| t.role == INSTANCE).map(|t| t.source.as_str()).collect();
+    let variables: HashSet<&str> = triples.iter().filter(|t| t.role == INSTANCE).map(|t| t.source.as_str()).collect();
     if !variables.contains(top) {
         return Err(Error::Config(format!("top {top:?} has no instance triple")));
     }
@@ -590,23 +570,12 @@ fn configure(top: &str, triples: &[Triple]) -> Result<Node> {
     let node = place(top, triples, &variables, &mut placed, &mut defined);
     if let Some(i) = placed.iter().position(|p| !p) {
         let t = &triples[i];
-        return Err(Error::Config(format!(
-            "triple ({}, {}, {}) is not connected to top {top:?}",
-            t.source,
-            t.role,
-            t.target_str()
-        )));
+        return Err(Error::Config(format!("triple ({}, {}, {}) is not connected to top {top:?}", t.source, t.role, t.target_str())));
     }
     Ok(node)
 }
 
-fn place<'a>(
-    var: &'a str,
-    triples: &'a [Triple],
-    variables: &HashSet<&str>,
-    placed: &mut [bool],
-    defined: &mut HashSet<&'a str>,
-) -> Node {
+fn place<'a>(var: &'a str, triples: &'a [Triple], variables: &HashSet<&str>, placed: &mut [bool], defined: &mut HashSet<&'a str>) -> Node {
     defined.insert(var);
     let mut node = Node { var: var.into(), concept: None, edges: Vec::new() };
     for i in 0..triples.len() {
@@ -628,9 +597,7 @@ fn place<'a>(
         }
         let target = match target {
             None => Target::Missing,
-            Some(v) if variables.contains(v) && !defined.contains(v) => {
-                Target::Node(place(v, triples, variables, placed, defined))
-            }
+            Some(v) if variables.contains(v) && !defined.contains(v) => Target::Node(place(v, triples, variables, placed, defined)),
             Some(v) => Target::Atom(v.into()),
         };
         node.edges.push(penman::Edge { role, target });
@@ -651,13 +618,7 @@ mod tests {
     fn inverted_roles_are_normalised() {
         let g = graph("(t / toilet :ARG1-of (r / resemble-01) :consist-of (w / wood))");
         let t: Vec<_> = g.triples().iter().map(|t| (t.source.as_str(), t.role.as_str(), t.target_str())).collect();
-        assert_eq!(t, [
-            ("t", ":instance", "toilet"),
-            ("r", ":ARG1", "t"),
-            ("r", ":instance", "resemble-01"),
-            ("w", ":consist", "t"),
-            ("w", ":instance", "wood"),
-        ]);
+        assert_eq!(t, [("t", ":instance", "toilet"), ("r", ":ARG1", "t"), ("r", ":instance", "resemble-01"), ("w", ":consist", "t"), ("w", ":instance", "wood"),]);
         assert_eq!(g.encode_graph_only(), "(t / toilet\n   :ARG1-of (r / resemble-01)\n   :consist-of (w / wood))");
     }
 

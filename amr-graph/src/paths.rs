@@ -267,8 +267,7 @@ impl Collector<'_> {
 
     /// Records the surface edge `from role to`, normalising inverted roles.
     fn edge(&mut self, from: usize, role: &str, to: usize) {
-        let (source, role, target) =
-            if is_inverted(role) { (to, invert_role(role), from) } else { (from, role.to_owned(), to) };
+        let (source, role, target) = if is_inverted(role) { (to, invert_role(role), from) } else { (from, role.to_owned(), to) };
         self.adjacency[source].push((target, compact_str::format_compact!("-{role}")));
         self.adjacency[target].push((source, compact_str::format_compact!("+{role}")));
     }
@@ -369,11 +368,7 @@ impl Vocab {
 
     /// The path-label vocabulary of some graph inputs (with the special labels).
     pub fn path_labels<'a>(inputs: impl IntoIterator<Item = &'a GraphInput>, min_count: usize) -> Self {
-        Self::build(
-            inputs.into_iter().flat_map(|g| g.labels.iter().map(CompactString::as_str)),
-            min_count,
-            &[SELF, EOS, TRUNCATED, UNREACHABLE],
-        )
+        Self::build(inputs.into_iter().flat_map(|g| g.labels.iter().map(CompactString::as_str)), min_count, &[SELF, EOS, TRUNCATED, UNREACHABLE])
     }
 
     /// The id of `token`, or [`Vocab::UNK`].

@@ -116,9 +116,7 @@ pub fn strip_sense(concept: &str) -> &str {
         return concept;
     }
     match concept.rfind('-') {
-        Some(at) if at > 0 && at + 1 < concept.len() && concept[at + 1..].bytes().all(|b| b.is_ascii_digit()) => {
-            &concept[..at]
-        }
+        Some(at) if at > 0 && at + 1 < concept.len() && concept[at + 1..].bytes().all(|b| b.is_ascii_digit()) => &concept[..at],
         _ => concept,
     }
 }
@@ -242,9 +240,7 @@ impl Placeholders {
 
 fn looks_like_placeholder(s: &str) -> bool {
     let Some((stem, k)) = s.rsplit_once('_') else { return false };
-    !k.is_empty()
-        && k.bytes().all(|b| b.is_ascii_digit())
-        && (stem == "num" || stem == "date-entity" || stem.ends_with("_name"))
+    !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) && (stem == "num" || stem == "date-entity" || stem.ends_with("_name"))
 }
 
 /// Replaces names, dates and numbers by typed placeholders (`country_name_0`,
@@ -280,10 +276,7 @@ impl Pass for Anonymize {
             let Some(concept) = n.concept.clone() else { return };
             let bare_concept = bare(&concept).to_owned();
             if self.names {
-                let name_at = n.edges.iter().position(|e| {
-                    bare(&e.role) == ":name"
-                        && matches!(&e.target, Target::Node(m) if m.concept.as_deref().map(bare) == Some("name"))
-                });
+                let name_at = n.edges.iter().position(|e| bare(&e.role) == ":name" && matches!(&e.target, Target::Node(m) if m.concept.as_deref().map(bare) == Some("name")));
                 if let Some(at) = name_at {
                     let edge = n.edges.remove(at);
                     let surface = match &edge.target {
@@ -305,8 +298,7 @@ impl Pass for Anonymize {
                 }
             }
             if self.dates && bare_concept == "date-entity" {
-                let (removed, kept): (Vec<Edge>, Vec<Edge>) =
-                    n.edges.drain(..).partition(|e| matches!(e.target, Target::Atom(_)));
+                let (removed, kept): (Vec<Edge>, Vec<Edge>) = n.edges.drain(..).partition(|e| matches!(e.target, Target::Atom(_)));
                 n.edges = kept;
                 let surface = removed
                     .iter()
@@ -324,12 +316,7 @@ impl Pass for Anonymize {
                 for e in &mut n.edges {
                     if let Target::Atom(a) = &mut e.target {
                         if is_number(bare(a)) {
-                            let entry = Placeholder {
-                                kind: PlaceholderKind::Number,
-                                surface: bare(a).to_owned(),
-                                original: a.clone(),
-                                removed: Vec::new(),
-                            };
+                            let entry = Placeholder { kind: PlaceholderKind::Number, surface: bare(a).to_owned(), original: a.clone(), removed: Vec::new() };
                             *a = placeholders.add("num", entry);
                         }
                     }
@@ -439,10 +426,7 @@ mod tests {
         assert_eq!(p.surface("num_0"), Some("6"));
         assert_eq!(p.surface("date-entity_0"), Some("year=2012 month=6"));
         let tokens = linearize(&t, &LinearizeOptions::default()).join(" ");
-        assert_eq!(
-            tokens,
-            "see-01 :ARG0 i :ARG1 ( picture :location ( book_name_0 :wiki - ) ) :time ( age-01 :ARG1 i :ARG2 ( temporal-quantity :quant num_0 :unit year ) ) :time date-entity_0"
-        );
+        assert_eq!(tokens, "see-01 :ARG0 i :ARG1 ( picture :location ( book_name_0 :wiki - ) ) :time ( age-01 :ARG1 i :ARG2 ( temporal-quantity :quant num_0 :unit year ) ) :time date-entity_0");
         p.restore(&mut t).unwrap_or_else(|e| panic!("{e}"));
         let a = crate::AmrGraph::from_tree(t);
         let b = crate::AmrGraph::from_tree(original);

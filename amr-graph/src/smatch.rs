@@ -23,8 +23,8 @@
 use std::ops::{Add, AddAssign};
 
 use compact_str::CompactString;
-use rustc_hash::FxHashMap;
 use dialeval_common::SplitMix64;
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -89,11 +89,7 @@ impl SmatchScore {
 impl Add for SmatchScore {
     type Output = Self;
     fn add(self, o: Self) -> Self {
-        Self {
-            matched: self.matched + o.matched,
-            test_triples: self.test_triples + o.test_triples,
-            gold_triples: self.gold_triples + o.gold_triples,
-        }
+        Self { matched: self.matched + o.matched, test_triples: self.test_triples + o.test_triples, gold_triples: self.gold_triples + o.gold_triples }
     }
 }
 
@@ -132,11 +128,7 @@ fn dedup_keep_first<T: Eq + std::hash::Hash + Clone>(items: &mut Vec<T>) {
 /// smatch's `normalize`: lowercase, strip trailing `_`.
 fn normalize(s: &str) -> CompactString {
     let trimmed = s.trim_end_matches('_');
-    if trimmed.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
-        CompactString::from(s.to_lowercase().trim_end_matches('_'))
-    } else {
-        CompactString::from(trimmed)
-    }
+    if trimmed.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) { CompactString::from(s.to_lowercase().trim_end_matches('_')) } else { CompactString::from(trimmed) }
 }
 
 /// How smatch's character scanner reads a value: quotes vanish and a closing quote leaves `_`;
@@ -159,11 +151,7 @@ fn scanned_value(s: &str, first_word_only: bool) -> CompactString {
             _ => out.push(c),
         }
     }
-    if first_word_only {
-        CompactString::from(out.split_whitespace().next().unwrap_or(""))
-    } else {
-        CompactString::from(out)
-    }
+    if first_word_only { CompactString::from(out.split_whitespace().next().unwrap_or("")) } else { CompactString::from(out) }
 }
 
 impl SmatchTriples {
@@ -186,12 +174,7 @@ impl SmatchTriples {
         if let Some(var) = duplicate {
             return Err(Error::Invalid(vec![Issue::DuplicateVariable { var }]));
         }
-        let mut out = Self {
-            concepts: raw_concepts.iter().map(|c| normalize(c)).collect(),
-            raw_concepts,
-            attributes: Vec::new(),
-            relations: Vec::new(),
-        };
+        let mut out = Self { concepts: raw_concepts.iter().map(|c| normalize(c)).collect(), raw_concepts, attributes: Vec::new(), relations: Vec::new() };
         out.collect(&tree.node, &order);
         if !out.concepts.is_empty() {
             out.attributes.push((0, "top".into(), "top".into()));
@@ -309,11 +292,7 @@ impl Smatch {
             }
         }
         Alignment {
-            score: SmatchScore {
-                matched: usize::try_from(best_score).unwrap_or(0),
-                test_triples: test.len(),
-                gold_triples: gold.len(),
-            },
+            score: SmatchScore { matched: usize::try_from(best_score).unwrap_or(0), test_triples: test.len(), gold_triples: gold.len() },
             mapping: best.into_iter().map(|m| usize::try_from(m).ok()).collect(),
         }
     }
@@ -502,18 +481,13 @@ impl Pool {
                 }
                 for k in i + 1..self.n1 {
                     let c = mapping[k];
-                    let useful = (c >= 0 && self.candidates[i].binary_search(&c).is_ok())
-                        || (a >= 0 && self.candidates[k].binary_search(&a).is_ok());
+                    let useful = (c >= 0 && self.candidates[i].binary_search(&c).is_ok()) || (a >= 0 && self.candidates[k].binary_search(&a).is_ok());
                     if !useful {
                         continue;
                     }
                     let skip = [i, k];
-                    let before = self.contribution(mapping, i, a, skip)
-                        + self.contribution(mapping, k, c, skip)
-                        + self.link_weight(i, a, k, c);
-                    let after = self.contribution(mapping, i, c, skip)
-                        + self.contribution(mapping, k, a, skip)
-                        + self.link_weight(i, c, k, a);
+                    let before = self.contribution(mapping, i, a, skip) + self.contribution(mapping, k, c, skip) + self.link_weight(i, a, k, c);
+                    let after = self.contribution(mapping, i, c, skip) + self.contribution(mapping, k, a, skip) + self.link_weight(i, c, k, a);
                     if after - before > best_gain {
                         best_gain = after - before;
                         best_op = Some((i, c, Some((k, a))));

@@ -1,11 +1,11 @@
 //! Property tests: PENMAN round trips on generated graphs, and no panic on arbitrary input.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
+use dialeval_amr_graph::AmrGraph;
 use dialeval_amr_graph::paths::{GraphInput, PathConfig};
 use dialeval_amr_graph::penman::{self, Edge, Indent, Metadata, Node, Target, Tree};
 use dialeval_amr_graph::simplify::{LinearizeOptions, Pipeline, linearize};
 use dialeval_amr_graph::smatch::{Smatch, SmatchConfig, SmatchTriples};
-use dialeval_amr_graph::AmrGraph;
 use proptest::prelude::*;
 
 /// A node shape before variables are assigned: concept, and edges to constants or children.
@@ -29,27 +29,14 @@ fn role() -> impl Strategy<Value = String> {
 }
 
 fn constant() -> impl Strategy<Value = String> {
-    prop_oneof![
-        Just("-".to_owned()),
-        "[0-9]{1,3}",
-        "[a-z]{3,8}",
-        "[A-Za-z ]{1,6}".prop_map(|s| format!("\"{s}\"")),
-        Just("\"say \\\"hi\\\"\"".to_owned()),
-    ]
+    prop_oneof![Just("-".to_owned()), "[0-9]{1,3}", "[a-z]{3,8}", "[A-Za-z ]{1,6}".prop_map(|s| format!("\"{s}\"")), Just("\"say \\\"hi\\\"\"".to_owned()),]
 }
 
 fn shape() -> impl Strategy<Value = Shape> {
     let concept = "[a-z]{2,7}(-0[1-9])?";
     let leaf = concept.prop_map(|c| Shape::Node(c, Vec::new()));
     leaf.prop_recursive(4, 24, 4, move |inner| {
-        (
-            concept,
-            prop::collection::vec(
-                (role(), prop_oneof![inner, constant().prop_map(Shape::Const), (0..8usize).prop_map(Shape::Ref)]),
-                0..4,
-            ),
-        )
-            .prop_map(|(c, edges)| Shape::Node(c, edges))
+        (concept, prop::collection::vec((role(), prop_oneof![inner, constant().prop_map(Shape::Const), (0..8usize).prop_map(Shape::Ref)]), 0..4)).prop_map(|(c, edges)| Shape::Node(c, edges))
     })
 }
 

@@ -54,10 +54,7 @@ fn bundled_releases_smatch_against_each_other() {
     let mut total = dialeval_amr_graph::smatch::SmatchScore::default();
     for (a, b) in v16.iter().zip(&v30) {
         assert_eq!(a.id(), b.id());
-        let s = smatch.score(
-            &SmatchTriples::from_tree(a).unwrap_or_else(|e| panic!("{e}")),
-            &SmatchTriples::from_tree(b).unwrap_or_else(|e| panic!("{e}")),
-        );
+        let s = smatch.score(&SmatchTriples::from_tree(a).unwrap_or_else(|e| panic!("{e}")), &SmatchTriples::from_tree(b).unwrap_or_else(|e| panic!("{e}")));
         assert!(s.matched <= s.test_triples.min(s.gold_triples));
         total += s;
     }

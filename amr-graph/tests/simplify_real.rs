@@ -66,10 +66,7 @@ fn each_pass_does_its_job_on_real_graphs() {
 #[test]
 fn graph_inputs_on_real_graphs() {
     for file in corpora() {
-        let inputs: Vec<GraphInput> = trees(&file)
-            .into_iter()
-            .map(|t| GraphInput::new(&AmrGraph::from_tree(t), &PathConfig::default()).unwrap_or_else(|e| panic!("{e}")))
-            .collect();
+        let inputs: Vec<GraphInput> = trees(&file).into_iter().map(|t| GraphInput::new(&AmrGraph::from_tree(t), &PathConfig::default()).unwrap_or_else(|e| panic!("{e}"))).collect();
         for g in &inputs {
             let n = g.len();
             for i in 0..n {

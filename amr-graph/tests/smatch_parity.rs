@@ -45,8 +45,7 @@ fn check(rows: &[Value], smatch: &Smatch, per_pair_lower_bound: bool) -> Tally {
         if per_pair_lower_bound {
             assert!(score.matched >= min_match, "pair {i}: {} below every smatch run ({min_match})", score.matched);
         }
-        let stable = row["stability"]["stable"].as_bool() == Some(true)
-            && row["stability"]["hill_climbing_best_equals_optimal"].as_bool() == Some(true);
+        let stable = row["stability"]["stable"].as_bool() == Some(true) && row["stability"]["hill_climbing_best_equals_optimal"].as_bool() == Some(true);
         if stable && per_pair_lower_bound {
             assert_eq!(score.matched, optimum, "pair {i}: smatch always finds the optimum here");
         }

@@ -61,7 +61,14 @@ pub fn read_blocks(path: &Path) -> Result<Vec<AmrBlock>> {
     let mut flush = |id: &mut Option<String>, snt: &mut Option<String>, graph: &mut Vec<&str>, start: usize| -> Result<()> {
         if !graph.is_empty() {
             let penman = graph.join("\n");
-            let depth: i64 = penman.chars().map(|c| match c { '(' => 1, ')' => -1, _ => 0 }).sum();
+            let depth: i64 = penman
+                .chars()
+                .map(|c| match c {
+                    '(' => 1,
+                    ')' => -1,
+                    _ => 0,
+                })
+                .sum();
             if depth != 0 && !penman.contains('"') {
                 return Err(Error::record(path, Place::Line(start), "unbalanced parentheses in the graph"));
             }

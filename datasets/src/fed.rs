@@ -65,8 +65,7 @@ pub fn load(path: &Path) -> Result<Fed> {
     let mut fed = Fed::default();
     for (i, entry) in doc.array(&root, "$")?.iter().enumerate() {
         let at = format!("[{i}]");
-        let context: Vec<Turn> =
-            doc.str(doc.field(entry, &at, "context")?, &format!("{at}.context"))?.split('\n').filter(|l| !l.trim().is_empty()).map(turn).collect();
+        let context: Vec<Turn> = doc.str(doc.field(entry, &at, "context")?, &format!("{at}.context"))?.split('\n').filter(|l| !l.trim().is_empty()).map(turn).collect();
         let response = match entry.get("response") {
             Some(r) => Some(turn(doc.str(r, &format!("{at}.response"))?)),
             None => None,

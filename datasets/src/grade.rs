@@ -94,11 +94,7 @@ pub fn load_model_dir(dir: &Path) -> Result<Vec<GradeLine>> {
     let (ctx, hyp, refs) = (read_lines(&cp)?, read_lines(&hp)?, read_lines(&rp)?);
     for (path, lines) in [(&hp, &hyp), (&rp, &refs)] {
         if lines.len() != ctx.len() {
-            return Err(Error::record(
-                path,
-                Place::File,
-                format!("{} lines, but {} has {}: the three files must be line-aligned", lines.len(), cp.display(), ctx.len()),
-            ));
+            return Err(Error::record(path, Place::File, format!("{} lines, but {} has {}: the three files must be line-aligned", lines.len(), cp.display(), ctx.len())));
         }
     }
     Ok(ctx
@@ -118,9 +114,7 @@ pub fn load(model_dir: &Path, judgements: &Path, dataset: &str, model: &str) -> 
     let lines = load_model_dir(model_dir)?;
     let mut items = Vec::new();
     for j in load_judgements(judgements)?.into_iter().filter(|j| j.dataset == dataset && j.model == model) {
-        let line = lines.get(j.id).ok_or_else(|| {
-            Error::record(judgements, Place::Json(format!("ID {}", j.id)), format!("no line {} in {} ({} lines)", j.id + 1, model_dir.display(), lines.len()))
-        })?;
+        let line = lines.get(j.id).ok_or_else(|| Error::record(judgements, Place::Json(format!("ID {}", j.id)), format!("no line {} in {} ({} lines)", j.id + 1, model_dir.display(), lines.len())))?;
         if line.hypothesis != j.response.trim() {
             return Err(Error::record(judgements, Place::Json(format!("ID {}", j.id)), format!("response differs from line {} of human_hyp.txt", j.id + 1)));
         }

@@ -58,12 +58,8 @@ pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<DialogueItem>>> {
         if let Some(r) = v.get("ratings") {
             for (quality, scores) in doc.object(r, "$.ratings")? {
                 let at = format!("$.ratings.{quality}");
-                let scores = doc
-                    .array(scores, &at)?
-                    .iter()
-                    .enumerate()
-                    .map(|(k, s)| if s.is_null() { Ok(None) } else { doc.number(s, &format!("{at}[{k}]")).map(Some) })
-                    .collect::<Result<Vec<_>>>()?;
+                let scores =
+                    doc.array(scores, &at)?.iter().enumerate().map(|(k, s)| if s.is_null() { Ok(None) } else { doc.number(s, &format!("{at}[{k}]")).map(Some) }).collect::<Result<Vec<_>>>()?;
                 ratings.push(Rating { criterion: quality.parse::<Criterion>().ok(), quality: quality.clone(), scores });
             }
         }

@@ -39,11 +39,7 @@ impl Iterator for JsonLines {
             if line.trim().is_empty() {
                 continue;
             }
-            return Some(
-                serde_json::from_str(&line)
-                    .map(|v| (self.line, v))
-                    .map_err(|source| Error::Json { path: self.path.clone(), place: Place::Line(self.line), source }),
-            );
+            return Some(serde_json::from_str(&line).map(|v| (self.line, v)).map_err(|source| Error::Json { path: self.path.clone(), place: Place::Line(self.line), source }));
         }
     }
 }

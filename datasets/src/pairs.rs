@@ -210,7 +210,9 @@ pub fn ddpp_pairs(contexts: &[DdppContext], file: &str, exclude: Option<&Exclude
         for (j, r) in c.positives.iter().enumerate() {
             push(r, PairKind::Positive, j);
         }
-        for (wanted, negatives, kind) in [(config.random_negatives, &c.random_negatives, PairKind::RandomNegative), (config.adversarial_negatives, &c.adversarial_negatives, PairKind::AdversarialNegative)] {
+        for (wanted, negatives, kind) in
+            [(config.random_negatives, &c.random_negatives, PairKind::RandomNegative), (config.adversarial_negatives, &c.adversarial_negatives, PairKind::AdversarialNegative)]
+        {
             if !wanted {
                 continue;
             }
@@ -555,7 +557,13 @@ mod tests {
         assert!(sep(&matched) < 0.05, "matched {}", sep(&matched));
         // Uniform negatives come from the other length group about half the time.
         assert!(sep(&matched) < sep(&uniform) || sep(&uniform) < 0.05);
-        let gap = |pairs: &[TrainingPair]| pairs.iter().filter(|p| p.label() == 0).map(|p| word_count(&p.response).abs_diff(word_count(&contexts[p.id.split('#').nth(1).unwrap().split('/').next().unwrap().parse::<usize>().unwrap()].positives[0]))).sum::<usize>();
+        let gap = |pairs: &[TrainingPair]| {
+            pairs
+                .iter()
+                .filter(|p| p.label() == 0)
+                .map(|p| word_count(&p.response).abs_diff(word_count(&contexts[p.id.split('#').nth(1).unwrap().split('/').next().unwrap().parse::<usize>().unwrap()].positives[0])))
+                .sum::<usize>()
+        };
         assert!(gap(&matched) < gap(&uniform), "{} vs {}", gap(&matched), gap(&uniform));
     }
 

@@ -128,9 +128,7 @@ pub fn load_reading_sets(path: &Path) -> Result<BTreeMap<String, ReadingSet>> {
             let mut sections = BTreeMap::new();
             for (name, fs) in doc.object(doc.field(set, &format!("[{id:?}]"), agent)?, &aat)? {
                 let fat = format!("{aat}.{name}");
-                let wiki = |key: &str| -> Result<Option<u64>> {
-                    fs.get(key).map(|v| v.as_u64().ok_or_else(|| doc.err(&format!("{fat}.{key}"), "expected an integer id"))).transpose()
-                };
+                let wiki = |key: &str| -> Result<Option<u64>> { fs.get(key).map(|v| v.as_u64().ok_or_else(|| doc.err(&format!("{fat}.{key}"), "expected an integer id"))).transpose() };
                 sections.insert(
                     name.clone(),
                     FactSection {

@@ -48,13 +48,7 @@ pub fn load(path: &Path) -> Result<Vec<DialogueItem>> {
     let mut items = Vec::new();
     for (i, entry) in doc.array(&root, "$")?.iter().enumerate() {
         let at = format!("[{i}]");
-        let context: Vec<Turn> = doc
-            .str(doc.field(entry, &at, "context")?, &format!("{at}.context"))?
-            .split('\n')
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .map(Turn::new)
-            .collect();
+        let context: Vec<Turn> = doc.str(doc.field(entry, &at, "context")?, &format!("{at}.context"))?.split('\n').map(str::trim).filter(|t| !t.is_empty()).map(Turn::new).collect();
         let knowledge = match entry.get("fact") {
             Some(f) => Some(doc.str(f, &format!("{at}.fact"))?.trim_end().to_owned()),
             None => None,
@@ -72,8 +66,7 @@ pub fn load(path: &Path) -> Result<Vec<DialogueItem>> {
                     continue;
                 }
                 let sat = format!("{rat}.{quality}");
-                let scores: Vec<Option<f64>> =
-                    doc.array(scores, &sat)?.iter().enumerate().map(|(k, s)| doc.number(s, &format!("{sat}[{k}]")).map(Some)).collect::<Result<_>>()?;
+                let scores: Vec<Option<f64>> = doc.array(scores, &sat)?.iter().enumerate().map(|(k, s)| doc.number(s, &format!("{sat}[{k}]")).map(Some)).collect::<Result<_>>()?;
                 if scores.len() != annotators.len() {
                     return Err(doc.err(&sat, format!("{} scores for {} annotators", scores.len(), annotators.len())));
                 }

@@ -100,7 +100,10 @@ fn fed_rejects_non_na_strings_but_keeps_na_as_missing() {
 
 #[test]
 fn dailydialog_errors_name_the_line() {
-    let bad = temp("ddpp.json", "{\"id\": 1, \"context\": [\"a\"], \"positive_responses\": [\"b\"], \"random_negative_responses\": [\"c\"], \"adversarial_negative_responses\": [\"d\"]}\n{\"id\": 2, \"context\": [\"a\"]}\n");
+    let bad = temp(
+        "ddpp.json",
+        "{\"id\": 1, \"context\": [\"a\"], \"positive_responses\": [\"b\"], \"random_negative_responses\": [\"c\"], \"adversarial_negative_responses\": [\"d\"]}\n{\"id\": 2, \"context\": [\"a\"]}\n",
+    );
     let items: Vec<_> = ddpp::read(&bad).unwrap().collect();
     assert!(items[0].is_ok());
     let err = items.into_iter().nth(1).unwrap().unwrap_err();

@@ -123,10 +123,8 @@ fn silver_amr_covers_every_usr_utterance() {
 fn silver_amr_covers_the_listed_dailydialog_contexts() {
     let Some(data) = data() else { return };
     let silver = data.join("silver-amr");
-    let files: Vec<PathBuf> = ["dailydialog-plusplus-dev200", "dailydialog-plusplus-dev-more300", "dailydialog-plusplus-test100", "usr-personachat"]
-        .iter()
-        .map(|f| silver.join(format!("{f}.silver.amr.txt")))
-        .collect();
+    let files: Vec<PathBuf> =
+        ["dailydialog-plusplus-dev200", "dailydialog-plusplus-dev-more300", "dailydialog-plusplus-test100", "usr-personachat"].iter().map(|f| silver.join(format!("{f}.silver.amr.txt"))).collect();
     let index = AmrIndex::load(&files).unwrap();
     assert_eq!(index.len(), 3117 + 3728 + 1581 + 771);
     let dev = ddpp::load(&data.join("dailydialog-plusplus/dev.json")).unwrap();

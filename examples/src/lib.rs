@@ -102,7 +102,8 @@ pub fn training_mix(shared: &std::path::Path, config: &dialeval_datasets::mix::M
     let test_ids: Vec<u64> = serde_json::from_str(&std::fs::read_to_string(data.join("silver-amr/dailydialog-plusplus-test100.context-ids.json"))?)?;
     let sources = MixSources { ddpp_dir: &data.join("dailydialog-plusplus"), topical_dir: Some(&data.join("topical-chat")), test_ids: &test_ids };
     let mut mix = build_mix(&sources, config)?;
-    let mut silver: Vec<std::path::PathBuf> = std::fs::read_dir(data.join("silver-amr"))?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(".silver.amr.txt")).collect();
+    let mut silver: Vec<std::path::PathBuf> =
+        std::fs::read_dir(data.join("silver-amr"))?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(".silver.amr.txt")).collect();
     silver.sort();
     let index = dialeval_datasets::amr::AmrIndex::load(&silver)?;
     for (name, pairs) in [("train", &mut mix.train), ("dev", &mut mix.dev), ("test", &mut mix.test)] {
@@ -132,7 +133,11 @@ pub fn slm_pair(item: &dialeval_datasets::DialogueItem, turns: usize) -> dialeva
 ///
 /// # Errors
 /// The encoder cannot be loaded, or scoring fails (another encoder, a missing vector).
-pub fn score_slm_pairs(scorer: &dialeval_slm_model::train::Scorer, pairs: &[dialeval_datasets::pairs::TrainingPair], encoder: Option<&dialeval_slm_model::bert::PretrainedEncoder>) -> Result<Vec<f64>, Box<dyn std::error::Error>> {
+pub fn score_slm_pairs(
+    scorer: &dialeval_slm_model::train::Scorer,
+    pairs: &[dialeval_datasets::pairs::TrainingPair],
+    encoder: Option<&dialeval_slm_model::bert::PretrainedEncoder>,
+) -> Result<Vec<f64>, Box<dyn std::error::Error>> {
     if scorer.featurizer().encoder.is_none() {
         return Ok(scorer.score(pairs, None)?);
     }
@@ -147,7 +152,12 @@ pub fn score_slm_pairs(scorer: &dialeval_slm_model::train::Scorer, pairs: &[dial
 ///
 /// # Errors
 /// Encoder or cache failures.
-pub fn fill_pair_texts(cache: &mut dialeval_slm_model::ruber::EmbeddingCache, encoder: &dialeval_slm_model::bert::PretrainedEncoder, parts: &[&[dialeval_datasets::pairs::TrainingPair]], progress: &dyn Fn(usize, usize)) -> Result<(), Box<dyn std::error::Error>> {
+pub fn fill_pair_texts(
+    cache: &mut dialeval_slm_model::ruber::EmbeddingCache,
+    encoder: &dialeval_slm_model::bert::PretrainedEncoder,
+    parts: &[&[dialeval_datasets::pairs::TrainingPair]],
+    progress: &dyn Fn(usize, usize),
+) -> Result<(), Box<dyn std::error::Error>> {
     let pairs = || parts.iter().flat_map(|part| part.iter());
     let contexts: Vec<String> = pairs().map(dialeval_slm_model::data::context_text).collect();
     let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(pairs().map(|p| p.response.as_str())).collect();

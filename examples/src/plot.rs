@@ -118,12 +118,8 @@ pub fn scatter_grid(stem: &Path, title: &str, y_label: &str, panels: &[Panel]) -
                     (lo.min(0.0) - 0.5)..(hi.max(0.0) + 0.5)
                 }
             };
-            let mut chart = ChartBuilder::on(area)
-                .caption(&panel.title, ("sans-serif", 13))
-                .margin(8)
-                .x_label_area_size(22)
-                .y_label_area_size(32)
-                .build_cartesian_2d(range(|p| p.0), range(|p| p.1))?;
+            let mut chart =
+                ChartBuilder::on(area).caption(&panel.title, ("sans-serif", 13)).margin(8).x_label_area_size(22).y_label_area_size(32).build_cartesian_2d(range(|p| p.0), range(|p| p.1))?;
             chart.configure_mesh().x_labels(4).y_labels(4).y_desc(y_label).label_style(("sans-serif", 11)).draw()?;
             chart.draw_series(finite.iter().map(|&(x, y)| Circle::new((x, y), 2, BLUE.mix(0.45).filled())))?;
         }

@@ -196,31 +196,18 @@ impl<C: ChatClient> Judge<C> {
         let prompt = self.prompt(input, Criterion::Overall, variant)?;
         let r = self.client.complete(&self.request(&prompt, 0.0, None, None))?;
         let call = CallInfo::from(&r);
-        CRITERIA
-            .iter()
-            .map(|&c| Ok(Judgement { criterion: c, variant, outcome: self.parsed(&r.content, c, Method::Parsed)?, truncation: prompt.truncation, calls: vec![call] }))
-            .collect()
+        CRITERIA.iter().map(|&c| Ok(Judgement { criterion: c, variant, outcome: self.parsed(&r.content, c, Method::Parsed)?, truncation: prompt.truncation, calls: vec![call] })).collect()
     }
 
     /// Judges every item on `criteria` with up to the client's concurrency in parallel,
     /// calling `progress(done, total)` after each judgement. Results come back in item order;
     /// a failure of one judgement is its own `Err` and does not stop the batch.
-    pub fn judge_batch(
-        &self,
-        items: &[PromptInput],
-        criteria: &[Criterion],
-        variant: Variant,
-        scoring: Scoring,
-        progress: &(dyn Fn(usize, usize) + Sync),
-    ) -> Vec<Vec<Result<Judgement>>>
+    pub fn judge_batch(&self, items: &[PromptInput], criteria: &[Criterion], variant: Variant, scoring: Scoring, progress: &(dyn Fn(usize, usize) + Sync)) -> Vec<Vec<Result<Judgement>>>
     where
         C: Sync,
     {
-        let units: Vec<(usize, Option<Criterion>)> = if variant == Variant::Multi {
-            (0..items.len()).map(|i| (i, None)).collect()
-        } else {
-            (0..items.len()).flat_map(|i| criteria.iter().map(move |&c| (i, Some(c)))).collect()
-        };
+        let units: Vec<(usize, Option<Criterion>)> =
+            if variant == Variant::Multi { (0..items.len()).map(|i| (i, None)).collect() } else { (0..items.len()).flat_map(|i| criteria.iter().map(move |&c| (i, Some(c)))).collect() };
         let total = units.len();
         let next = AtomicUsize::new(0);
         let done = AtomicUsize::new(0);
@@ -228,20 +215,22 @@ impl<C: ChatClient> Judge<C> {
         let workers = self.client.concurrency().clamp(1, 64).min(total.max(1));
         std::thread::scope(|s| {
             for _ in 0..workers {
-                s.spawn(|| loop {
-                    let k = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(&(i, criterion)) = units.get(k) else { break };
-                    let out: Vec<Result<Judgement>> = match criterion {
-                        Some(c) => vec![self.judge(&items[i], c, variant, scoring)],
-                        None => match self.judge_all(&items[i], variant, scoring) {
-                            Ok(all) => all.into_iter().filter(|j| criteria.contains(&j.criterion)).map(Ok).collect(),
-                            Err(e) => vec![Err(e)],
-                        },
-                    };
-                    if let Ok(mut r) = results.lock() {
-                        r[i].extend(out);
+                s.spawn(|| {
+                    loop {
+                        let k = next.fetch_add(1, Ordering::SeqCst);
+                        let Some(&(i, criterion)) = units.get(k) else { break };
+                        let out: Vec<Result<Judgement>> = match criterion {
+                            Some(c) => vec![self.judge(&items[i], c, variant, scoring)],
+                            None => match self.judge_all(&items[i], variant, scoring) {
+                                Ok(all) => all.into_iter().filter(|j| criteria.contains(&j.criterion)).map(Ok).collect(),
+                                Err(e) => vec![Err(e)],
+                            },
+                        };
+                        if let Ok(mut r) = results.lock() {
+                            r[i].extend(out);
+                        }
+                        progress(done.fetch_add(1, Ordering::SeqCst) + 1, total);
                     }
-                    progress(done.fetch_add(1, Ordering::SeqCst) + 1, total);
                 });
             }
         });

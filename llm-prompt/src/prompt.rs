@@ -68,11 +68,7 @@ impl Scale {
     /// # Errors
     /// [`Error::Config`] unless `min < max ≤ 9`.
     pub fn new(min: u8, max: u8) -> Result<Self> {
-        if min < max && max <= 9 {
-            Ok(Self { min, max })
-        } else {
-            Err(Error::Config(format!("scale {min}-{max}: need min < max <= 9")))
-        }
+        if min < max && max <= 9 { Ok(Self { min, max }) } else { Err(Error::Config(format!("scale {min}-{max}: need min < max <= 9"))) }
     }
 
     /// Lowest score.

@@ -182,11 +182,7 @@ pub fn logprob_score(tokens: &[TokenLogprob], scale: Scale) -> Option<(f64, f64)
     let score_of = |t: &str| -> Option<u8> { t.trim().parse::<u8>().ok().filter(|v| (scale.min()..=scale.max()).contains(v)) };
     let position = tokens.iter().find(|t| score_of(&t.token).is_some())?;
     let mut probs = vec![0.0_f64; usize::from(scale.max()) + 1];
-    let alternatives: Vec<(&str, f64)> = if position.top.is_empty() {
-        vec![(position.token.as_str(), position.logprob)]
-    } else {
-        position.top.iter().map(|(t, l)| (t.as_str(), *l)).collect()
-    };
+    let alternatives: Vec<(&str, f64)> = if position.top.is_empty() { vec![(position.token.as_str(), position.logprob)] } else { position.top.iter().map(|(t, l)| (t.as_str(), *l)).collect() };
     for (t, lp) in alternatives {
         if let Some(v) = score_of(t) {
             probs[usize::from(v)] += lp.exp();

@@ -401,9 +401,7 @@ pub fn kendall_tau_b(x: &[f64], y: &[f64], method: KendallMethod) -> Result<Corr
     } else {
         let size = n as f64;
         let m = size * (size - 1.0);
-        let var = (m * (2.0 * size + 5.0) - c.x1 - c.y1) / 18.0
-            + (2.0 * c.xtie as f64 * c.ytie as f64) / m
-            + c.x0 * c.y0 / (9.0 * m * (size - 2.0));
+        let var = (m * (2.0 * size + 5.0) - c.x1 - c.y1) / 18.0 + (2.0 * c.xtie as f64 * c.ytie as f64) / m + c.x0 * c.y0 / (9.0 * m * (size - 2.0));
         let z = con_minus_dis / var.sqrt();
         2.0 * normal_sf(z.abs())
     };
@@ -588,7 +586,15 @@ mod tests {
         for i in 0..x.len() {
             for j in i + 1..x.len() {
                 // f64::signum(0.0) is 1.0, so compare explicitly.
-                let sign = |d: f64| if d > 0.0 { 1.0 } else if d < 0.0 { -1.0 } else { 0.0 };
+                let sign = |d: f64| {
+                    if d > 0.0 {
+                        1.0
+                    } else if d < 0.0 {
+                        -1.0
+                    } else {
+                        0.0
+                    }
+                };
                 let s = sign(x[i] - x[j]) * sign(y[i] - y[j]);
                 if s > 0.0 {
                     con += 1;

@@ -64,9 +64,7 @@ pub fn pool(vectors: &[Vec<f32>], pooling: Pooling) -> Result<Vec<f32>> {
     if let Some(v) = vectors.iter().find(|v| v.len() != dim) {
         return Err(Error::LengthMismatch { left: dim, right: v.len() });
     }
-    let fold = |init: f32, f: fn(f32, f32) -> f32| -> Vec<f32> {
-        (0..dim).map(|d| vectors.iter().fold(init, |acc, v| f(acc, v[d]))).collect()
-    };
+    let fold = |init: f32, f: fn(f32, f32) -> f32| -> Vec<f32> { (0..dim).map(|d| vectors.iter().fold(init, |acc, v| f(acc, v[d]))).collect() };
     Ok(match pooling {
         Pooling::Mean => {
             let n = vectors.len() as f64;

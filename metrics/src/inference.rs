@@ -30,11 +30,7 @@ pub struct Interval {
 }
 
 fn check_confidence(confidence: f64) -> Result<()> {
-    if confidence > 0.0 && confidence < 1.0 {
-        Ok(())
-    } else {
-        Err(Error::Config(format!("confidence must be in (0, 1), got {confidence}")))
-    }
+    if confidence > 0.0 && confidence < 1.0 { Ok(()) } else { Err(Error::Config(format!("confidence must be in (0, 1), got {confidence}"))) }
 }
 
 /// Fisher-z confidence interval for a Pearson correlation `r` from `n` pairs.
@@ -95,12 +91,7 @@ pub struct BootstrapInterval {
 /// [`Error::LengthMismatch`], [`Error::TooFewObservations`] for fewer than 2 pairs,
 /// [`Error::Config`] for fewer than 2 resamples or a bad confidence, and
 /// [`Error::Config`] when fewer than 2 resamples give a defined statistic.
-pub fn bootstrap_interval(
-    x: &[f64],
-    y: &[f64],
-    statistic: impl Fn(&[f64], &[f64]) -> f64,
-    config: &BootstrapConfig,
-) -> Result<BootstrapInterval> {
+pub fn bootstrap_interval(x: &[f64], y: &[f64], statistic: impl Fn(&[f64], &[f64]) -> f64, config: &BootstrapConfig) -> Result<BootstrapInterval> {
     check_confidence(config.confidence)?;
     if x.len() != y.len() {
         return Err(Error::LengthMismatch { left: x.len(), right: y.len() });
@@ -130,11 +121,7 @@ pub fn bootstrap_interval(
     }
     values.sort_by(f64::total_cmp);
     let alpha = (1.0 - config.confidence) / 2.0;
-    let interval = Interval {
-        low: percentile_linear(&values, alpha),
-        high: percentile_linear(&values, 1.0 - alpha),
-        confidence: config.confidence,
-    };
+    let interval = Interval { low: percentile_linear(&values, alpha), high: percentile_linear(&values, 1.0 - alpha), confidence: config.confidence };
     Ok(BootstrapInterval { interval, undefined_resamples })
 }
 

@@ -5,9 +5,9 @@
 //! - [`correlation`]: Pearson, Spearman, Kendall tau-b with scipy 1.17's p-values;
 //! - [`special`]: the distribution functions behind them.
 
-mod error;
 pub mod correlation;
 pub mod embedding;
+mod error;
 pub mod inference;
 pub mod report;
 pub mod special;

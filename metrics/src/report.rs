@@ -21,11 +21,7 @@ pub struct ReportConfig {
 
 impl Default for ReportConfig {
     fn default() -> Self {
-        Self {
-            confidence: 0.95,
-            bootstrap: Some(BootstrapConfig { resamples: 1000, confidence: 0.95, seed: 0 }),
-            options: CorrelationOptions::default(),
-        }
+        Self { confidence: 0.95, bootstrap: Some(BootstrapConfig { resamples: 1000, confidence: 0.95, seed: 0 }), options: CorrelationOptions::default() }
     }
 }
 
@@ -67,8 +63,7 @@ impl CorrelationReport {
         for (metric, x) in metrics {
             for (criterion, y) in criteria {
                 for kind in CorrelationKind::ALL {
-                    let c = correlate_with(kind, x, y, &config.options)
-                        .map_err(|e| Error::Config(format!("{metric} × {criterion} ({}): {e}", kind.name())))?;
+                    let c = correlate_with(kind, x, y, &config.options).map_err(|e| Error::Config(format!("{metric} × {criterion} ({}): {e}", kind.name())))?;
                     let ci = if !c.statistic.is_finite() {
                         None
                     } else if kind == CorrelationKind::Pearson {
@@ -80,15 +75,7 @@ impl CorrelationReport {
                             bootstrap_interval(x, y, stat, &b).ok().map(|r| r.interval)
                         })
                     };
-                    rows.push(ReportRow {
-                        metric: (*metric).to_owned(),
-                        criterion: (*criterion).to_owned(),
-                        kind,
-                        statistic: c.statistic,
-                        pvalue: c.pvalue,
-                        n: c.n,
-                        ci,
-                    });
+                    rows.push(ReportRow { metric: (*metric).to_owned(), criterion: (*criterion).to_owned(), kind, statistic: c.statistic, pvalue: c.pvalue, n: c.n, ci });
                 }
             }
         }
@@ -108,11 +95,7 @@ impl CorrelationReport {
         for (metric, criterion) in keys {
             out.push_str(&format!("| {metric} | {criterion} |"));
             for kind in CorrelationKind::ALL {
-                let cell = self
-                    .rows
-                    .iter()
-                    .find(|r| r.metric == metric && r.criterion == criterion && r.kind == kind)
-                    .map_or_else(|| "–".to_owned(), format_cell);
+                let cell = self.rows.iter().find(|r| r.metric == metric && r.criterion == criterion && r.kind == kind).map_or_else(|| "–".to_owned(), format_cell);
                 out.push_str(&format!(" {cell} |"));
             }
             out.push('\n');
@@ -124,18 +107,8 @@ impl CorrelationReport {
     pub fn to_csv(&self) -> String {
         let mut out = String::from("metric,criterion,kind,statistic,pvalue,n,ci_low,ci_high,confidence\n");
         for r in &self.rows {
-            let (lo, hi, conf) = r.ci.map_or((String::new(), String::new(), String::new()), |c| {
-                (c.low.to_string(), c.high.to_string(), c.confidence.to_string())
-            });
-            out.push_str(&format!(
-                "{},{},{},{},{},{},{lo},{hi},{conf}\n",
-                csv_field(&r.metric),
-                csv_field(&r.criterion),
-                r.kind.name(),
-                r.statistic,
-                r.pvalue,
-                r.n
-            ));
+            let (lo, hi, conf) = r.ci.map_or((String::new(), String::new(), String::new()), |c| (c.low.to_string(), c.high.to_string(), c.confidence.to_string()));
+            out.push_str(&format!("{},{},{},{},{},{},{lo},{hi},{conf}\n", csv_field(&r.metric), csv_field(&r.criterion), r.kind.name(), r.statistic, r.pvalue, r.n));
         }
         out
     }

@@ -19,11 +19,7 @@ pub fn beta_inc(a: f64, b: f64, x: f64, y: f64) -> f64 {
         return 1.0;
     }
     let ln_front = a * x.ln() + b * y.ln() - ln_beta(a, b);
-    if x < (a + 1.0) / (a + b + 2.0) {
-        ln_front.exp() * continued_fraction(a, b, x) / a
-    } else {
-        1.0 - ln_front.exp() * continued_fraction(b, a, y) / b
-    }
+    if x < (a + 1.0) / (a + b + 2.0) { ln_front.exp() * continued_fraction(a, b, x) / a } else { 1.0 - ln_front.exp() * continued_fraction(b, a, y) / b }
 }
 
 /// `ln B(a, b)`.
@@ -118,8 +114,7 @@ pub fn normal_ppf(p: f64) -> f64 {
     } else if p <= 1.0 - LOW {
         let q = p - 0.5;
         let r = q * q;
-        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
-            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
     } else {
         let q = (-2.0 * (1.0 - p).ln()).sqrt();
         -(((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5]) / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)

@@ -6,9 +6,7 @@
 //! only NaN-ness is compared.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
-use dialeval_metrics::correlation::{
-    Correlation, CorrelationKind, CorrelationOptions, KendallMethod, NanPolicy, correlate_with,
-};
+use dialeval_metrics::correlation::{Correlation, CorrelationKind, CorrelationOptions, KendallMethod, NanPolicy, correlate_with};
 use dialeval_testkit::{float, floats, read_json, shared_dir};
 use serde_json::Value;
 
@@ -48,11 +46,7 @@ fn usr_personachat_48_entries_match_scipy() {
         let x = floats(&golden["metric_vectors"][metric]);
         let y = floats(&golden["human_mean_vectors"][criterion]);
         assert_eq!(x.len(), 240);
-        for (kind, key) in [
-            (CorrelationKind::Pearson, "pearson"),
-            (CorrelationKind::Spearman, "spearman"),
-            (CorrelationKind::KendallTauB, "kendall_tau_b"),
-        ] {
+        for (kind, key) in [(CorrelationKind::Pearson, "pearson"), (CorrelationKind::Spearman, "spearman"), (CorrelationKind::KendallTauB, "kendall_tau_b")] {
             let got = correlate_with(kind, &x, &y, &options).unwrap();
             check(&format!("{metric} × {criterion} {key}"), &got, &entry[key]);
         }

@@ -68,10 +68,7 @@ fn corpus_bleu_matches_sacrebleu_overall_and_per_system() {
     let golden = read_json(&shared.join("golden/usr_personachat_corpus_bleu.json"));
     let bleu = Bleu::new(BleuConfig::corpus()).unwrap();
     let select = |model: Option<&str>| -> (Vec<&str>, Vec<Vec<&str>>) {
-        rows.iter()
-            .filter(|r| model.is_none_or(|m| r["model"] == m))
-            .map(|r| (r["hypothesis"].as_str().unwrap().trim(), vec![r["reference"].as_str().unwrap().trim()]))
-            .unzip()
+        rows.iter().filter(|r| model.is_none_or(|m| r["model"] == m)).map(|r| (r["hypothesis"].as_str().unwrap().trim(), vec![r["reference"].as_str().unwrap().trim()])).unzip()
     };
     let (h, r) = select(None);
     check_bleu("corpus", &bleu.corpus(&h, &r).unwrap(), &golden["all"]);

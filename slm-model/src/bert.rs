@@ -332,9 +332,7 @@ impl PretrainedEncoder {
             .map_or(config.max_position_embeddings, |n| n as usize)
             .min(config.max_position_embeddings);
         tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(TruncationParams { max_length: max_len, ..TruncationParams::default() }))
-            .map_err(|e| Error::Format(format!("{}: {e}", tokenizer_path.display())))?;
+        tokenizer.with_truncation(Some(TruncationParams { max_length: max_len, ..TruncationParams::default() })).map_err(|e| Error::Format(format!("{}: {e}", tokenizer_path.display())))?;
         let fingerprint = fingerprint_files(&[dir.join("config.json"), dir.join("model.safetensors"), tokenizer_path.clone()], max_len)?;
         Ok(Self { model, tokenizer, device: device.clone(), hidden: config.hidden_size, fingerprint, batch_size: 32, pooling: Pooling::Mean, normalize: true })
     }
@@ -362,10 +360,7 @@ impl PretrainedEncoder {
     /// # Errors
     /// [`Error::Format`] when the tokenizer fails on a text.
     pub fn encode(&self, texts: &[&str]) -> Result<Vec<Encoded>> {
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| Error::Format(format!("tokenizer: {e}")))?;
+        let encodings = self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| Error::Format(format!("tokenizer: {e}")))?;
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encodings[i].get_ids().len());
         let mut out: Vec<Option<Encoded>> = vec![None; texts.len()];

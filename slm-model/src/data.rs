@@ -258,11 +258,7 @@ impl Featurizer {
     pub fn fit(pairs: &[TrainingPair], max_len: usize, max_nodes: usize, max_path: usize) -> Result<Self> {
         let texts = pairs.iter().flat_map(|p| p.context.iter().map(String::as_str).chain(std::iter::once(p.response.as_str())));
         let tokenizer = WordPieceTokenizer::train(texts, 8_000, 2)?;
-        let graphs: Vec<GraphInput> = pairs
-            .iter()
-            .flat_map(|p| p.context_amr.iter().flatten().chain(p.response_amr.iter()))
-            .filter_map(|g| graph_input(g, max_path))
-            .collect();
+        let graphs: Vec<GraphInput> = pairs.iter().flat_map(|p| p.context_amr.iter().flatten().chain(p.response_amr.iter())).filter_map(|g| graph_input(g, max_path)).collect();
         Ok(Self { tokenizer, concepts: Vocab::concepts(&graphs, 1), labels: Vocab::path_labels(&graphs, 1), max_len, max_nodes, max_path, encoder: None })
     }
 
@@ -288,7 +284,9 @@ impl Featurizer {
         match (&self.encoder, vectors) {
             (None, _) => Ok(()),
             (Some(_), None) => Err(Error::Config("this model reads pretrained sentence vectors; give it the encoder it was trained with".into())),
-            (Some((id, dim)), Some(v)) if v.encoder_id() != id || v.dim() != *dim => Err(Error::EncoderMismatch { expected: format!("{id} ({dim} dims)"), found: format!("{} ({} dims)", v.encoder_id(), v.dim()) }),
+            (Some((id, dim)), Some(v)) if v.encoder_id() != id || v.dim() != *dim => {
+                Err(Error::EncoderMismatch { expected: format!("{id} ({dim} dims)"), found: format!("{} ({} dims)", v.encoder_id(), v.dim()) })
+            }
             (Some(_), Some(_)) => Ok(()),
         }
     }
@@ -357,13 +355,18 @@ impl Featurizer {
     /// Featurises one pair without the pretrained pair features (what the scratch text encoder
     /// reads; a pretrained featuriser needs [`Featurizer::example_with`]).
     pub fn example(&self, pair: &TrainingPair) -> Example {
-        let context: Vec<u32> = pair.context.iter().enumerate().flat_map(|(k, t)| {
-            let mut ids = self.tokenizer.encode(t);
-            if k + 1 < pair.context.len() {
-                ids.push(SEP);
-            }
-            ids
-        }).collect();
+        let context: Vec<u32> = pair
+            .context
+            .iter()
+            .enumerate()
+            .flat_map(|(k, t)| {
+                let mut ids = self.tokenizer.encode(t);
+                if k + 1 < pair.context.len() {
+                    ids.push(SEP);
+                }
+                ids
+            })
+            .collect();
         let response = self.tokenizer.encode(&pair.response);
         let budget = self.max_len.saturating_sub(3);
         let response: Vec<u32> = response.into_iter().take(budget / 2).collect();

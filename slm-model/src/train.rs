@@ -10,9 +10,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
-use burn::optim::decay::WeightDecayConfig;
 use burn::grad_clipping::GradientClippingConfig;
+use burn::optim::decay::WeightDecayConfig;
+use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::prelude::*;
 use burn::store::ModuleRecord;
 use dialeval_common::SplitMix64;
@@ -71,7 +71,24 @@ fn default_contrastive_weight() -> f64 {
 
 impl Default for TrainConfig {
     fn default() -> Self {
-        Self { mode: Mode::Gated, epochs: 5, batch_size: 16, lr: 1e-3, lr_decay: 0.5, patience: 2, clip_norm: 1.0, seed: 0, d_model: 64, layers: 2, max_len: 96, max_nodes: 48, max_path: 4, contrastive_weight: 0.5, text_encoder: TextEncoderKind::Scratch, graph_dropout: 0.0 }
+        Self {
+            mode: Mode::Gated,
+            epochs: 5,
+            batch_size: 16,
+            lr: 1e-3,
+            lr_decay: 0.5,
+            patience: 2,
+            clip_norm: 1.0,
+            seed: 0,
+            d_model: 64,
+            layers: 2,
+            max_len: 96,
+            max_nodes: 48,
+            max_path: 4,
+            contrastive_weight: 0.5,
+            text_encoder: TextEncoderKind::Scratch,
+            graph_dropout: 0.0,
+        }
     }
 }
 
@@ -297,7 +314,12 @@ fn predict(model: &Slm, featurizer: &Featurizer, examples: &[Example], mode: Mod
     for chunk in examples.chunks(batch_size.max(1)) {
         let refs: Vec<&Example> = chunk.iter().collect();
         let withheld = vec![withhold_graphs; refs.len()];
-        let p: Vec<f32> = model.probability(&featurizer.collate_withheld(&refs, &withheld, device), mode).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("model output: {e:?}")))?;
+        let p: Vec<f32> = model
+            .probability(&featurizer.collate_withheld(&refs, &withheld, device), mode)
+            .into_data()
+            .convert::<f32>()
+            .try_into_vec::<f32>()
+            .map_err(|e| Error::Format(format!("model output: {e:?}")))?;
         if p.len() != refs.len() {
             return Err(Error::Format(format!("model output: {} scores for {} pairs", p.len(), refs.len())));
         }
@@ -314,7 +336,14 @@ fn predict(model: &Slm, featurizer: &Featurizer, examples: &[Example], mode: Mod
 /// # Errors
 /// Empty data, invalid settings, missing or mismatched sentence vectors, or files that cannot
 /// be written or read back.
-pub fn train(train_pairs: &[TrainingPair], dev_pairs: &[TrainingPair], config: &TrainConfig, dir: &Path, vectors: Option<&dyn SentenceVectors>, progress: &dyn Fn(usize, usize, usize)) -> Result<Vec<EpochLog>> {
+pub fn train(
+    train_pairs: &[TrainingPair],
+    dev_pairs: &[TrainingPair],
+    config: &TrainConfig,
+    dir: &Path,
+    vectors: Option<&dyn SentenceVectors>,
+    progress: &dyn Fn(usize, usize, usize),
+) -> Result<Vec<EpochLog>> {
     if train_pairs.is_empty() || dev_pairs.is_empty() || config.batch_size == 0 || !config.d_model.is_multiple_of(4) {
         return Err(Error::Config("need training and dev pairs, batch_size > 0 and d_model divisible by 4".into()));
     }
@@ -344,10 +373,7 @@ pub fn train(train_pairs: &[TrainingPair], dev_pairs: &[TrainingPair], config: &
     device.seed(config.seed);
     let model_config = model_config(&featurizer, config);
     let mut model = model_config.init(&device);
-    let mut optim = AdamConfig::new()
-        .with_weight_decay(Some(WeightDecayConfig::new(1e-5)))
-        .with_grad_clipping(Some(GradientClippingConfig::Norm(config.clip_norm)))
-        .init();
+    let mut optim = AdamConfig::new().with_weight_decay(Some(WeightDecayConfig::new(1e-5))).with_grad_clipping(Some(GradientClippingConfig::Norm(config.clip_norm))).init();
     let mut state = LoopState::new(config.lr);
     if resume {
         (model, optim, state) = checkpoint.load(model, optim)?;
@@ -375,7 +401,8 @@ pub fn train(train_pairs: &[TrainingPair], dev_pairs: &[TrainingPair], config: &
         let valid = model.valid();
         let scores = predict(&valid, &featurizer, &dev_examples, config.mode, false, 64, &Device::flex())?;
         let auc = roc_auc(&scores, &dev_labels).unwrap_or(0.5);
-        let log = EpochLog { epoch, train_loss: total / steps as f64, dev_accuracy: accuracy(&scores, &dev_labels).unwrap_or(0.0), dev_auc: auc, lr: state.lr, seconds: started.elapsed().as_secs_f64() };
+        let log =
+            EpochLog { epoch, train_loss: total / steps as f64, dev_accuracy: accuracy(&scores, &dev_labels).unwrap_or(0.0), dev_auc: auc, lr: state.lr, seconds: started.elapsed().as_secs_f64() };
         if state.finish_epoch(epoch, auc, config.lr_decay) {
             save_best(dir, valid)?;
             write_json(&dir.join("best/mode.json"), &config.mode)?;

@@ -47,7 +47,9 @@ fn tiny_weights(c: &BertConfig) -> Vec<(String, Raw)> {
     ];
     for i in 0..c.num_hidden_layers {
         let p = format!("encoder.layer.{i}.");
-        for (name, out, inp) in [("attention.self.query", h, h), ("attention.self.key", h, h), ("attention.self.value", h, h), ("attention.output.dense", h, h), ("intermediate.dense", f, h), ("output.dense", h, f)] {
+        for (name, out, inp) in
+            [("attention.self.query", h, h), ("attention.self.key", h, h), ("attention.self.value", h, h), ("attention.output.dense", h, h), ("intermediate.dense", f, h), ("output.dense", h, f)]
+        {
             shapes.push((format!("{p}{name}.weight"), vec![out, inp]));
             shapes.push((format!("{p}{name}.bias"), vec![out]));
         }

@@ -34,7 +34,22 @@ fn pairs() -> (Vec<TrainingPair>, Vec<TrainingPair>) {
 }
 
 fn config(epochs: usize) -> TrainConfig {
-    TrainConfig { mode: Mode::Gated, epochs, batch_size: 16, lr: 3e-3, patience: 5, seed: 4, d_model: 32, layers: 1, max_len: 64, max_nodes: 24, max_path: 3, text_encoder: TextEncoderKind::Pretrained, graph_dropout: 0.3, ..TrainConfig::default() }
+    TrainConfig {
+        mode: Mode::Gated,
+        epochs,
+        batch_size: 16,
+        lr: 3e-3,
+        patience: 5,
+        seed: 4,
+        d_model: 32,
+        layers: 1,
+        max_len: 64,
+        max_nodes: 24,
+        max_path: 3,
+        text_encoder: TextEncoderKind::Pretrained,
+        graph_dropout: 0.3,
+        ..TrainConfig::default()
+    }
 }
 
 fn temp(name: &str) -> std::path::PathBuf {

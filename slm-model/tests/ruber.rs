@@ -5,7 +5,7 @@
 
 use burn::prelude::*;
 use dialeval_common::SplitMix64;
-use dialeval_slm_model::ruber::{CachedText, EmbeddingCache, Embeddings, Objective, RuberConfig, RuberScorer, Representation, Triple, train_unreferenced};
+use dialeval_slm_model::ruber::{CachedText, EmbeddingCache, Embeddings, Objective, Representation, RuberConfig, RuberScorer, Triple, train_unreferenced};
 
 const DIM: usize = 8;
 
@@ -30,10 +30,7 @@ fn synthetic(cache: &mut EmbeddingCache, rng: &mut SplitMix64, k: usize, i: usiz
     let text = format!("topic {k} sentence {i}");
     let n = 3 + rng.below(4);
     let ids: Vec<u32> = (0..n).map(|_| (4 + k * 5 + rng.below(5)) as u32).collect();
-    let states = ids
-        .iter()
-        .flat_map(|_| (0..DIM).map(|d| half::f16::from_f32(if d % TOPICS == k { 1.0 } else { 0.0 } + (rng.unit() as f32 - 0.5) * 0.6)).collect::<Vec<_>>())
-        .collect();
+    let states = ids.iter().flat_map(|_| (0..DIM).map(|d| half::f16::from_f32(if d % TOPICS == k { 1.0 } else { 0.0 } + (rng.unit() as f32 - 0.5) * 0.6)).collect::<Vec<_>>()).collect();
     cache.insert(&text, CachedText { ids, states }).unwrap();
     text
 }
@@ -119,7 +116,9 @@ fn every_configuration_learns_relatedness() {
                 eprintln!("{embeddings:?} {representation:?} {objective:?}: best dev AUC {best} epochs {}", logs.len());
                 // The ranking loss learns more slowly than cross-entropy on this small task.
                 let floor = if objective == Objective::CrossEntropy { 0.85 } else { 0.65 };
-                if best <= floor { failures.push(format!("{embeddings:?} {representation:?} {objective:?}: best dev AUC {best} ({logs:?})")); }
+                if best <= floor {
+                    failures.push(format!("{embeddings:?} {representation:?} {objective:?}: best dev AUC {best} ({logs:?})"));
+                }
                 let scorer = RuberScorer::load(&out, Device::flex()).unwrap();
                 let scores = scorer.score(&cache, &[(dev[0].query.as_str(), dev[0].positive.as_str())]).unwrap();
                 assert!((0.0..=1.0).contains(&scores[0]));

@@ -20,7 +20,21 @@ fn pairs() -> Option<(Vec<TrainingPair>, Vec<TrainingPair>)> {
 }
 
 fn config(epochs: usize) -> TrainConfig {
-    TrainConfig { mode: Mode::Gated, epochs, batch_size: 16, lr: 2e-3, patience: 5, seed: 9, d_model: 16, layers: 1, max_len: 48, max_nodes: 24, max_path: 3, graph_dropout: 0.3, ..TrainConfig::default() }
+    TrainConfig {
+        mode: Mode::Gated,
+        epochs,
+        batch_size: 16,
+        lr: 2e-3,
+        patience: 5,
+        seed: 9,
+        d_model: 16,
+        layers: 1,
+        max_len: 48,
+        max_nodes: 24,
+        max_path: 3,
+        graph_dropout: 0.3,
+        ..TrainConfig::default()
+    }
 }
 
 fn dir(name: &str) -> std::path::PathBuf {

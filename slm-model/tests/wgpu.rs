@@ -57,7 +57,8 @@ fn slm_forward_and_one_training_step_match_flex() {
 
 #[test]
 fn bert_forward_matches_flex() {
-    let config: BertConfig = serde_json::from_str(r#"{"vocab_size": 30, "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 32, "max_position_embeddings": 16}"#).unwrap();
+    let config: BertConfig =
+        serde_json::from_str(r#"{"vocab_size": 30, "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 32, "max_position_embeddings": 16}"#).unwrap();
     let cpu = Device::flex();
     cpu.seed(7);
     let model = config.init(&cpu);

@@ -23,11 +23,7 @@ pub fn shared_dir() -> Option<PathBuf> {
     if dir.join("golden").is_dir() {
         return Some(dir);
     }
-    assert!(
-        std::env::var("DIALEVAL_REQUIRE_SHARED").as_deref() != Ok("1"),
-        "DIALEVAL_REQUIRE_SHARED=1 but {} has no golden/ folder",
-        dir.display()
-    );
+    assert!(std::env::var("DIALEVAL_REQUIRE_SHARED").as_deref() != Ok("1"), "DIALEVAL_REQUIRE_SHARED=1 but {} has no golden/ folder", dir.display());
     eprintln!("SKIPPED: {} not found; full-corpus parity tests need ../shared", dir.display());
     None
 }
@@ -52,10 +48,7 @@ pub fn optional_dir(dir: PathBuf, file: &str, require: &str) -> Option<PathBuf> 
 /// On I/O or JSON errors, naming the file and line.
 pub fn read_jsonl(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .enumerate()
-        .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), i + 1)))
-        .collect()
+    text.lines().enumerate().map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), i + 1))).collect()
 }
 
 /// Reads a JSON file.

@@ -171,11 +171,7 @@ impl Iterator for Lexer<'_> {
                 while end < t.len() && !is_delimiter(t[end]) {
                     end += 1;
                 }
-                if end == start {
-                    (Kind::Unexpected, self.utf8_char_end(start))
-                } else {
-                    (Kind::Symbol, end)
-                }
+                if end == start { (Kind::Unexpected, self.utf8_char_end(start)) } else { (Kind::Symbol, end) }
             }
         };
         self.pos = end;
@@ -196,15 +192,7 @@ mod tests {
     fn smatch_style_joined_lines_split_at_colons() {
         assert_eq!(
             kinds("(c / chapter:mod 1)"),
-            vec![
-                (Kind::LParen, "("),
-                (Kind::Symbol, "c"),
-                (Kind::Slash, "/"),
-                (Kind::Symbol, "chapter"),
-                (Kind::Role, ":mod"),
-                (Kind::Symbol, "1"),
-                (Kind::RParen, ")"),
-            ]
+            vec![(Kind::LParen, "("), (Kind::Symbol, "c"), (Kind::Slash, "/"), (Kind::Symbol, "chapter"), (Kind::Role, ":mod"), (Kind::Symbol, "1"), (Kind::RParen, ")"),]
         );
     }
 
@@ -227,11 +215,6 @@ mod tests {
 
     #[test]
     fn unterminated_string_is_unexpected_quote() {
-        assert_eq!(kinds("\"ab\ncd\""), vec![
-            (Kind::Unexpected, "\""),
-            (Kind::Symbol, "ab"),
-            (Kind::Symbol, "cd"),
-            (Kind::Unexpected, "\""),
-        ]);
+        assert_eq!(kinds("\"ab\ncd\""), vec![(Kind::Unexpected, "\""), (Kind::Symbol, "ab"), (Kind::Symbol, "cd"), (Kind::Unexpected, "\""),]);
     }
 }

@@ -95,9 +95,7 @@ pub fn decode(text: &str) -> Result<Tree, ParseError> {
                 return Ok(Tree { metadata: pending, node });
             }
             Some(tok) => {
-                return Err(parser.error_at(tok, ParseErrorKind::StrayText {
-                    found: parser.text(tok).to_owned(),
-                }));
+                return Err(parser.error_at(tok, ParseErrorKind::StrayText { found: parser.text(tok).to_owned() }));
             }
             None => return Err(parser.error_end("a graph")),
         }
@@ -133,16 +131,7 @@ pub struct PenmanReader<R> {
 impl<R: LineSource> PenmanReader<R> {
     /// Wraps a buffered source.
     pub fn new(source: R) -> Self {
-        Self {
-            source,
-            line_no: 0,
-            peeked: None,
-            pending: Pending::default(),
-            penman_compatible: false,
-            queue: VecDeque::new(),
-            chunk: String::new(),
-            finished: false,
-        }
+        Self { source, line_no: 0, peeked: None, pending: Pending::default(), penman_compatible: false, queue: VecDeque::new(), chunk: String::new(), finished: false }
     }
 
     /// Merges every comment-only block into the next graph's metadata, as penman 1.3.1 does,
@@ -269,14 +258,7 @@ impl<R: LineSource> Iterator for PenmanReader<R> {
 }
 
 fn dangling(pending: &Metadata, line: usize, snippet: &str) -> Option<ParseError> {
-    (!pending.is_empty()).then(|| ParseError {
-        kind: ParseErrorKind::DanglingMetadata {
-            keys: pending.iter().map(|(k, _)| k.to_owned()).collect(),
-        },
-        line,
-        column: 1,
-        snippet: snippet.to_owned(),
-    })
+    (!pending.is_empty()).then(|| ParseError { kind: ParseErrorKind::DanglingMetadata { keys: pending.iter().map(|(k, _)| k.to_owned()).collect() }, line, column: 1, snippet: snippet.to_owned() })
 }
 
 /// Metadata waiting for its graph.

@@ -192,9 +192,7 @@ impl Tree {
 pub fn split_alignment(s: &str) -> (&str, Option<&str>) {
     if s.starts_with('"') {
         match s.rfind('"') {
-            Some(q) if q > 0 && q + 1 < s.len() && s[q + 1..].starts_with('~') => {
-                (&s[..q + 1], Some(&s[q + 1..]))
-            }
+            Some(q) if q > 0 && q + 1 < s.len() && s[q + 1..].starts_with('~') => (&s[..q + 1], Some(&s[q + 1..])),
             _ => (s, None),
         }
     } else {

@@ -195,15 +195,7 @@ impl Bleu {
         let (sys_len, ref_len) = (stats.sys_len as f64, stats.ref_len as f64);
         let bp = if sys_len < ref_len { if sys_len > 0.0 { (1.0 - ref_len / sys_len).exp() } else { 0.0 } } else { 1.0 };
         let mut precisions = vec![0.0; max];
-        let done = |score: f64, precisions: Vec<f64>| BleuScore {
-            score,
-            counts: stats.counts.clone(),
-            totals: stats.totals.clone(),
-            precisions,
-            bp,
-            sys_len: stats.sys_len,
-            ref_len: stats.ref_len,
-        };
+        let done = |score: f64, precisions: Vec<f64>| BleuScore { score, counts: stats.counts.clone(), totals: stats.totals.clone(), precisions, bp, sys_len: stats.sys_len, ref_len: stats.ref_len };
         if counts.iter().all(|&c| c == 0.0) {
             return done(0.0, precisions);
         }

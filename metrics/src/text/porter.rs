@@ -114,8 +114,7 @@ fn ends_double_consonant(w: &[char]) -> bool {
 
 fn ends_cvc(w: &[char]) -> bool {
     let n = w.len();
-    (n >= 3 && is_consonant(w, n - 3) && !is_consonant(w, n - 2) && is_consonant(w, n - 1) && !matches!(w[n - 1], 'w' | 'x' | 'y'))
-        || (n == 2 && !is_consonant(w, 0) && is_consonant(w, 1))
+    (n >= 3 && is_consonant(w, n - 3) && !is_consonant(w, n - 2) && is_consonant(w, n - 1) && !matches!(w[n - 1], 'w' | 'x' | 'y')) || (n == 2 && !is_consonant(w, 0) && is_consonant(w, 1))
 }
 
 fn ends_with(w: &[char], suffix: &str) -> bool {

@@ -86,11 +86,7 @@ impl Rouge {
 
     /// Tokens as rouge-score sees them.
     pub fn tokens(&self, text: &str) -> Vec<String> {
-        if self.stem {
-            tokenize_rouge(text, Some(&|w: &str| porter::stem(w)))
-        } else {
-            tokenize_rouge(text, None)
-        }
+        if self.stem { tokenize_rouge(text, Some(&|w: &str| porter::stem(w))) } else { tokenize_rouge(text, None) }
     }
 
     /// Scores `hypothesis` against one `reference` (rouge-score's `score(target, prediction)`).

@@ -24,11 +24,7 @@ pub fn py_rstrip(s: &str) -> &str {
 /// assert_eq!(tokenize_13a("i'm so shy. it costs $1,000-2,000!"), "i'm so shy . it costs $ 1,000 - 2,000 !");
 /// ```
 pub fn tokenize_13a(line: &str) -> String {
-    let mut line = if line.contains("<skipped>") || line.contains('\n') {
-        line.replace("<skipped>", "").replace("-\n", "").replace('\n', " ")
-    } else {
-        line.to_owned()
-    };
+    let mut line = if line.contains("<skipped>") || line.contains('\n') { line.replace("<skipped>", "").replace("-\n", "").replace('\n', " ") } else { line.to_owned() };
     if line.contains('&') {
         line = line.replace("&quot;", "\"").replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
     }

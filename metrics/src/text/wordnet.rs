@@ -83,10 +83,7 @@ impl WordNet {
     /// # Errors
     /// [`Error::WordNet`] saying how to install it when no folder has `index.noun`.
     pub fn locate() -> Result<PathBuf> {
-        let candidates = ["DIALEVAL_WORDNET", "WNSEARCHDIR"]
-            .iter()
-            .filter_map(|v| std::env::var_os(v).map(PathBuf::from))
-            .chain(DEFAULT_DIRS.iter().map(PathBuf::from));
+        let candidates = ["DIALEVAL_WORDNET", "WNSEARCHDIR"].iter().filter_map(|v| std::env::var_os(v).map(PathBuf::from)).chain(DEFAULT_DIRS.iter().map(PathBuf::from));
         for dir in candidates {
             if dir.join("index.noun").is_file() {
                 return Ok(dir);
@@ -189,11 +186,7 @@ impl WordNet {
     pub fn morphy(&self, form: &str, pos: Pos) -> Vec<String> {
         let candidates: Vec<String> = match self.exceptions[pos.index()].get(form) {
             Some(bases) => bases.iter().map(|b| b.to_string()).collect(),
-            None => pos
-                .substitutions()
-                .iter()
-                .filter_map(|(old, new)| form.strip_suffix(old).map(|stem| format!("{stem}{new}")))
-                .collect(),
+            None => pos.substitutions().iter().filter_map(|(old, new)| form.strip_suffix(old).map(|stem| format!("{stem}{new}"))).collect(),
         };
         let mut out: Vec<String> = Vec::new();
         for f in std::iter::once(form.to_owned()).chain(candidates) {

@@ -45,4 +45,3 @@ pub fn config() -> SlmConfig {
         GraphEncoderConfig::new(20, 12).with_d_model(16).with_n_heads(2).with_n_layers(1),
     )
 }
-
