@@ -24,7 +24,7 @@ use burn::prelude::Device;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::pairs::{DdppPairConfig, PairKind, TrainingPair, ddpp_context, ddpp_pairs, split_by_group};
-use dialeval_examples::plot::heatmap;
+use dialeval_eval::plot::heatmap;
 use dialeval_examples::{Progress, human_criteria};
 use dialeval_metrics::correlation::CorrelationKind;
 use dialeval_metrics::report::{CorrelationReport, ReportConfig};

@@ -8,37 +8,43 @@
 //! per item. A model with the pretrained text head reads all-MiniLM-L6-v2 sentence vectors
 //! (`$DIALEVAL_MINILM`, default `~/.cache/dialeval/models/all-MiniLM-L6-v2`).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use burn::prelude::Device;
+use clap::Parser;
 use dialeval_datasets::pairs::TrainingPair;
+use dialeval_eval::models::{SharedCache, cpu, default_cache_dir, score_slm_pairs, slm_pair};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
 use dialeval_slm_model::train::Scorer;
 
+#[derive(Debug, Parser)]
+#[command(about = "Score the items of a JSONL corpus with a trained SLM")]
+struct Args {
+    /// The checkpoint directory (e.g. models/slm).
+    checkpoint: PathBuf,
+    /// Items in the generic JSONL format.
+    items: PathBuf,
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let [dir, items] = args.as_slice() else {
-        eprintln!("usage: score_slm CHECKPOINT_DIR ITEMS.jsonl");
-        return ExitCode::from(2);
-    };
-    let run = || -> Result<(), Box<dyn std::error::Error>> {
-        let scorer = Scorer::load(dir.as_ref(), Device::flex())?;
-        let items = dialeval_datasets::jsonl::load(items.as_ref())?;
-        let pairs: Vec<TrainingPair> = items.iter().map(|it| dialeval_examples::slm_pair(it, 2)).collect();
-        let encoder = match scorer.featurizer().encoder {
-            Some(_) => Some(PretrainedEncoder::load(&default_model_dir(), &Device::flex())?),
-            None => None,
-        };
-        for (it, score) in items.iter().zip(dialeval_examples::score_slm_pairs(&scorer, &pairs, encoder.as_ref())?) {
-            println!("{}", serde_json::json!({"id": it.id, "score": score}));
+    dialeval_examples::finish("score_slm", run(&Args::parse()))
+}
+
+fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let scorer = Scorer::load(&args.checkpoint, cpu())?;
+    let items = dialeval_datasets::jsonl::load(&args.items)?;
+    let pairs: Vec<TrainingPair> = items.iter().map(|it| slm_pair(it, 2)).collect();
+    let encoder = match scorer.featurizer().encoder {
+        Some(_) => {
+            let encoder = PretrainedEncoder::load(&default_model_dir(), &cpu())?;
+            let cache = SharedCache::new(&encoder, &default_cache_dir());
+            Some((encoder, cache))
         }
-        Ok(())
+        None => None,
     };
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("score_slm: {e}");
-            ExitCode::FAILURE
-        }
+    let scores = score_slm_pairs(&scorer, &pairs, encoder.as_ref().map(|(e, c)| (e, c)), &|_, _| {})?;
+    for (it, score) in items.iter().zip(scores) {
+        println!("{}", serde_json::json!({"id": it.id, "score": score}));
     }
+    Ok(())
 }

@@ -138,7 +138,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             let encoder = PretrainedEncoder::load(&opts.get("encoder").map_or_else(default_model_dir, PathBuf::from), &Device::flex())?;
             let mut cache = dialeval_examples::embedding_cache(&encoder)?;
             let bar = dialeval_examples::Progress::new("embedding");
-            dialeval_examples::fill_pair_texts(&mut cache, &encoder, &[&train_pairs, &dev_pairs, &test_pairs], &|d, t| bar.update(d, t))?;
+            dialeval_eval::models::fill_pair_texts(&mut cache, &encoder, &[&train_pairs, &dev_pairs, &test_pairs], &|d, t| bar.update(d, t))?;
             bar.finish();
             (Some(encoder), Some(cache))
         }

@@ -169,17 +169,20 @@ with tempfile.TemporaryDirectory() as tmp:
         row = next(r for r in report["turn_level"] if r["metric"] == metric and r["criterion"] == "Overall" and r["kind"] == "spearman")
         if not (row["statistic"] > 0.1 and row["pvalue"] < 0.05):
             sys.exit(f"FAILED: {metric} vs human Overall: Spearman {row['statistic']:.3f} (p = {row['pvalue']:.2g})")
-    lengths = {r["metric"]: r["spearman"] for r in report["spearman_with_length"]}
+    lengths = {m["metric"]: m["length"]["spearman"] for m in report["metrics"] if m["length"]}
     if "Length (words)" not in lengths or abs(lengths["Length (words)"] - 1.0) > 1e-9:
         sys.exit(f"FAILED: the length baseline's Spearman with length is not 1: {lengths}")
     lines = (Path(tmp) / "scores.jsonl").read_text().splitlines()
-    for f in ("report.md", "correlations.md", "plots/heatmap_spearman.png", "plots/heatmap_spearman.svg", "plots/scatter_overall.png"):
+    for f in ("report.md", "correlations.md", "scores.csv", "plots/heatmap_spearman.png", "plots/heatmap_spearman.svg", "plots/scatter_overall.png"):
         if not (Path(tmp) / f).is_file():
             sys.exit(f"FAILED: evaluate wrote no {f}")
     if len(lines) != 300 or "llm: left out by --skip" not in (Path(tmp) / "report.md").read_text():
         sys.exit("FAILED: evaluate scores.jsonl or skipped list")
 bad = subprocess.run([str(examples / "evaluate"), "--skip", "lexcal"], cwd=root, capture_output=True, text=True)
-if bad.returncode == 0 or "not a family" not in bad.stderr:
+if bad.returncode == 0 or "invalid value 'lexcal'" not in bad.stderr:
     sys.exit(f"FAILED: evaluate accepted an unknown --skip name: {bad.stderr}")
+bad = subprocess.run([str(examples / "evaluate"), "--skp", "llm"], cwd=root, capture_output=True, text=True)
+if bad.returncode == 0 or "unexpected argument '--skp'" not in bad.stderr:
+    sys.exit(f"FAILED: evaluate accepted an unknown flag: {bad.stderr}")
 print(f"evaluate: shipped checkpoints, killed and restarted from the caches, {len(metrics)} metrics reported")
 print(f"examples: {checked} AMR files and {len(pairs)} Smatch runs checked")

@@ -41,7 +41,7 @@ def correlations(run, family, corpus):
     # A constant score (graph-only without any graph) has no correlation: NaN, shown as "–".
     nan = {"statistic": float("nan"), "pvalue": float("nan"), "n": 0}
     rows = {c: (r if r["statistic"] is not None else nan) for c, r in rows.items()}
-    length = next((r for r in report["spearman_with_length"] if r["metric"] == metric), {"spearman": float("nan"), "pvalue": float("nan")})
+    length = next((m["length"] for m in report["metrics"] if m["metric"] == metric and m["length"]), {"spearman": float("nan"), "pvalue": float("nan")})
     return rows, length
 
 

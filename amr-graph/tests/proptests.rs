@@ -107,8 +107,19 @@ proptest! {
         let n = input.len();
         for i in 0..n {
             for j in 0..n {
-                let (p, q) = (input.path(i, j).unwrap_or_default(), input.path(j, i).unwrap_or_default());
-                prop_assert_eq!(p.len(), q.len());
+                let (Some(p), Some(q)) = (input.path(i, j), input.path(j, i)) else {
+                    return Err(TestCaseError::fail(format!("no cell ({i}, {j}) in {n} nodes")));
+                };
+                // A tree has one shortest path: walked backwards it is the same labels in
+                // reverse order, each followed in the other direction ("-:r" <-> "+:r").
+                let flip = |l: &str| match l.split_at_checked(1) {
+                    Some(("-", rest)) => format!("+{rest}"),
+                    Some(("+", rest)) => format!("-{rest}"),
+                    _ => l.to_owned(),
+                };
+                let back: Vec<String> = q.iter().rev().map(|l| flip(l)).collect();
+                let forward: Vec<String> = p.iter().map(|l| l.to_string()).collect();
+                prop_assert_eq!(forward, back, "path ({}, {}) against ({}, {})", i, j, j, i);
             }
         }
         let tokens = linearize(&Pipeline::konstas().run(g.into_layout()).0, &LinearizeOptions::default());

@@ -1,7 +1,5 @@
 //! Helpers shared by the example programs (`[[example]]` targets of this package).
 
-pub mod plot;
-
 use std::collections::HashMap;
 use std::process::ExitCode;
 
@@ -78,16 +76,22 @@ impl Progress {
     }
 }
 
-/// The token-state cache of `encoder`: `~/.cache/dialeval/embeddings/<fingerprint>.bin`, keyed
-/// by the encoder's files (two encoders never share a cache, whatever their folders are called).
+/// The token-state cache of `encoder` in `~/.cache/dialeval/embeddings` (see
+/// [`dialeval_eval::models::encoder_cache`]).
 ///
 /// # Errors
 /// The cache cannot be created or read.
 pub fn embedding_cache(encoder: &dialeval_slm_model::bert::PretrainedEncoder) -> Result<dialeval_slm_model::ruber::EmbeddingCache, Box<dyn std::error::Error>> {
-    let home = std::env::var_os("HOME").map_or_else(|| std::path::PathBuf::from("."), std::path::PathBuf::from);
-    let dir = home.join(".cache/dialeval/embeddings");
-    std::fs::create_dir_all(&dir)?;
-    Ok(dialeval_slm_model::ruber::EmbeddingCache::open(&dir.join(format!("{}.bin", encoder.fingerprint())), encoder.hidden_size())?.with_encoder_id(encoder.fingerprint()))
+    Ok(dialeval_eval::models::encoder_cache(encoder, &dialeval_eval::models::default_cache_dir())?)
+}
+
+/// Whether something listens at the host and port of `url` (`http://host:port/...`).
+pub fn reachable(url: &str) -> bool {
+    use std::net::ToSocketAddrs;
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let host_port = rest.split('/').next().unwrap_or(rest);
+    let host_port = if host_port.contains(':') { host_port.to_owned() } else { format!("{host_port}:80") };
+    host_port.to_socket_addrs().ok().and_then(|mut a| a.next()).is_some_and(|addr| std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(2)).is_ok())
 }
 
 /// The training mix of the reference-free scorers from `shared` (`data/dailydialog-plusplus`,
@@ -112,56 +116,6 @@ pub fn training_mix(shared: &std::path::Path, config: &dialeval_datasets::mix::M
         eprintln!("mix: {name}: {} pairs, silver graphs for {} of {} turns and responses, length-only AUC {length:.3}", pairs.len(), coverage.with_amr, coverage.turns);
     }
     Ok(mix)
-}
-
-/// An item as an SLM input: its last `turns` context turns and its response, with their graphs
-/// (the shipped SLM was trained on pairs with at most two context turns).
-pub fn slm_pair(item: &dialeval_datasets::DialogueItem, turns: usize) -> dialeval_datasets::pairs::TrainingPair {
-    let context = &item.context[item.context.len().saturating_sub(turns)..];
-    dialeval_datasets::pairs::TrainingPair {
-        id: item.id.clone(),
-        context: context.iter().map(|t| t.text.clone()).collect(),
-        response: item.response.as_ref().map(|r| r.text.clone()).unwrap_or_default(),
-        kind: dialeval_datasets::pairs::PairKind::Positive,
-        context_amr: context.iter().map(|t| t.amr.clone()).collect(),
-        response_amr: item.response.as_ref().and_then(|r| r.amr.clone()),
-    }
-}
-
-/// Scores pairs with an SLM, computing the pretrained sentence vectors first (into the shared
-/// cache) when the model reads them.
-///
-/// # Errors
-/// The encoder cannot be loaded, or scoring fails (another encoder, a missing vector).
-pub fn score_slm_pairs(
-    scorer: &dialeval_slm_model::train::Scorer,
-    pairs: &[dialeval_datasets::pairs::TrainingPair],
-    encoder: Option<&dialeval_slm_model::bert::PretrainedEncoder>,
-) -> Result<Vec<f64>, Box<dyn std::error::Error>> {
-    if scorer.featurizer().encoder.is_none() {
-        return Ok(scorer.score(pairs, None)?);
-    }
-    let encoder = encoder.ok_or("this SLM reads pretrained sentence vectors: fetch all-MiniLM-L6-v2 with scripts/fetch_minilm.sh")?;
-    let mut cache = embedding_cache(encoder)?;
-    fill_pair_texts(&mut cache, encoder, &[pairs], &|_, _| {})?;
-    Ok(scorer.score(pairs, Some(&dialeval_slm_model::ruber::CachedSentenceVectors::new(&cache, encoder.fingerprint())))?)
-}
-
-/// Encodes into `cache` every context ([`dialeval_slm_model::data::context_text`]) and response
-/// of the pairs in `parts` not yet there: the texts whose vectors the SLM's pretrained head reads.
-///
-/// # Errors
-/// Encoder or cache failures.
-pub fn fill_pair_texts(
-    cache: &mut dialeval_slm_model::ruber::EmbeddingCache,
-    encoder: &dialeval_slm_model::bert::PretrainedEncoder,
-    parts: &[&[dialeval_datasets::pairs::TrainingPair]],
-    progress: &dyn Fn(usize, usize),
-) -> Result<(), Box<dyn std::error::Error>> {
-    let pairs = || parts.iter().flat_map(|part| part.iter());
-    let contexts: Vec<String> = pairs().map(dialeval_slm_model::data::context_text).collect();
-    let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(pairs().map(|p| p.response.as_str())).collect();
-    Ok(cache.fill(encoder, &texts, progress)?)
 }
 
 /// The Topical-Chat pairs of the training mix for a `--topical yes|no` flag value.

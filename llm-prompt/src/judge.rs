@@ -226,15 +226,15 @@ impl<C: ChatClient> Judge<C> {
                                 Err(e) => vec![Err(e)],
                             },
                         };
-                        if let Ok(mut r) = results.lock() {
-                            r[i].extend(out);
-                        }
+                        // A worker that panicked cannot leave a row half-written (extend is the
+                        // only write), so the results stay usable after poisoning.
+                        results.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i].extend(out);
                         progress(done.fetch_add(1, Ordering::SeqCst) + 1, total);
                     }
                 });
             }
         });
-        let mut results = results.into_inner().unwrap_or_default();
+        let mut results = results.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
         for row in &mut results {
             row.sort_by_key(|r| r.as_ref().ok().map(|j| j.criterion));
         }

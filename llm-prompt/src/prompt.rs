@@ -225,6 +225,27 @@ impl Templates {
         })
     }
 
+    /// sha256 (hex) of every template's name and text and the system message: what a cache of
+    /// judgements made with these templates must be keyed by.
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        let mut add = |name: &str, text: &str| {
+            h.update((name.len() as u64).to_le_bytes());
+            h.update(name.as_bytes());
+            h.update((text.len() as u64).to_le_bytes());
+            h.update(text.as_bytes());
+        };
+        for (c, t) in &self.criteria {
+            add(c.name(), &t.text);
+        }
+        add("multi", &self.multi.text);
+        add("slm", &self.slm.text);
+        add("amr", &self.amr.text);
+        add("system", &self.system);
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
     fn from_texts(get: impl Fn(&str) -> Result<Option<String>>) -> Result<Self> {
         let text = |name: &str| -> Result<String> { get(name)?.ok_or_else(|| Error::Template { name: name.to_owned(), problem: "missing".into() }) };
         let mut criteria = BTreeMap::new();

@@ -275,6 +275,16 @@ mod tests {
     }
 
     #[test]
+    fn williams_matches_a_published_value() {
+        // The documented example of R's psych::paired.r (Revelle), which implements Williams'
+        // T2 (Steiger 1980, eq. 7): paired.r(xy = .5, xz = .3, yz = .4, n = 100) prints
+        // "t = 2.06  With probability = 0.04" (two-sided).
+        let w = williams_test(0.5, 0.3, 0.4, 100).unwrap();
+        assert!((w.t - 2.06).abs() < 0.005, "t = {}", w.t);
+        assert!((0.035..0.045).contains(&w.pvalue_two_sided), "p = {}", w.pvalue_two_sided);
+    }
+
+    #[test]
     fn system_level_means() {
         let metric = [1.0, 3.0, 2.0, 4.0, 10.0, 12.0];
         let human = [1.0, 1.0, 2.0, 2.0, 3.0, 5.0];

@@ -1,14 +1,20 @@
 //! Plots of evaluation results, each written as PNG and SVG: a heat map of a correlation table
 //! and a grid of scatter plots (one panel per metric). Text is drawn with the bundled DejaVu
 //! Sans (`assets/DejaVuSans.ttf`, Bitstream Vera licence), so no system font is needed.
+//! [`analysis_plots`] draws the main job's: a heat map of the turn-level Spearman table and one
+//! scatter grid per criterion.
 
 use std::path::Path;
 use std::sync::Once;
 
 use plotters::coord::Shift;
+
+use crate::analysis::{Analysis, HumanScores};
+use crate::error::{Error, Result};
+use crate::table::ScoreTable;
 use plotters::prelude::*;
 
-type PlotResult = Result<(), Box<dyn std::error::Error>>;
+type PlotResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
 static FONT: Once = Once::new();
 
@@ -49,8 +55,8 @@ fn diverging(v: f64) -> RGBColor {
 /// (`NaN` cells grey, marked "–"); `marks[row][col]` adds a suffix such as `*`.
 ///
 /// # Errors
-/// Files that cannot be written.
-pub fn heatmap(stem: &Path, title: &str, rows: &[String], cols: &[String], values: &[Vec<f64>], marks: &[Vec<String>]) -> PlotResult {
+/// [`Error::Plot`] when a file cannot be written.
+pub fn heatmap(stem: &Path, title: &str, rows: &[String], cols: &[String], values: &[Vec<f64>], marks: &[Vec<String>]) -> Result<()> {
     let (left, top, cell_w, cell_h) = (190_i32, 60_i32, 120_i32, 30_i32);
     let size = ((left + cell_w * cols.len() as i32 + 20) as u32, (top + cell_h * rows.len() as i32 + 20) as u32);
     fn draw<B: DrawingBackend>(root: &DrawingArea<B, Shift>, title: &str, rows: &[String], cols: &[String], values: &[Vec<f64>], marks: &[Vec<String>], geometry: (i32, i32, i32, i32)) -> PlotResult
@@ -81,6 +87,7 @@ pub fn heatmap(stem: &Path, title: &str, rows: &[String], cols: &[String], value
     }
     let geometry = (left, top, cell_w, cell_h);
     both(stem, size, &|root| draw(root, title, rows, cols, values, marks, geometry), &|root| draw(root, title, rows, cols, values, marks, geometry))
+        .map_err(|source| Error::Plot { path: stem.to_owned(), source })
 }
 
 /// One scatter panel: a metric's scores (x) against human scores (y), with its title.
@@ -95,8 +102,8 @@ pub struct Panel {
 /// A grid of scatter panels, four per row.
 ///
 /// # Errors
-/// Files that cannot be written.
-pub fn scatter_grid(stem: &Path, title: &str, y_label: &str, panels: &[Panel]) -> PlotResult {
+/// [`Error::Plot`] when a file cannot be written.
+pub fn scatter_grid(stem: &Path, title: &str, y_label: &str, panels: &[Panel]) -> Result<()> {
     let cols = 4_usize;
     let rows = panels.len().div_ceil(cols).max(1);
     let size = (4 * 300, 40 + rows as u32 * 260);
@@ -126,5 +133,53 @@ pub fn scatter_grid(stem: &Path, title: &str, y_label: &str, panels: &[Panel]) -
         Ok(())
     }
     let grid = (rows, cols);
-    both(stem, size, &|root| draw(root, title, y_label, panels, grid), &|root| draw(root, title, y_label, panels, grid))
+    both(stem, size, &|root| draw(root, title, y_label, panels, grid), &|root| draw(root, title, y_label, panels, grid)).map_err(|source| Error::Plot { path: stem.to_owned(), source })
+}
+
+/// The main job's plots in `dir`: `heatmap_spearman` (metrics × criteria, ★ best, ↓ worse by
+/// Williams' test) and `scatter_<criterion>` (one panel per metric), each as PNG and SVG.
+///
+/// # Errors
+/// [`Error::Io`] when `dir` cannot be created, [`Error::Plot`].
+pub fn analysis_plots(dir: &Path, table: &ScoreTable, human: &HumanScores, analysis: &Analysis) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let rows: Vec<String> = analysis.metrics.iter().map(|m| m.metric.to_string()).collect();
+    let cols: Vec<String> = analysis.criteria.iter().map(|c| c.name().to_owned()).collect();
+    let values: Vec<Vec<f64>> = analysis.metrics.iter().map(|m| m.cells.iter().map(|c| c.map_or(f64::NAN, |c| c.spearman)).collect()).collect();
+    let marks: Vec<Vec<String>> = analysis
+        .metrics
+        .iter()
+        .map(|m| {
+            m.cells
+                .iter()
+                .map(|c| {
+                    c.map_or("", |c| {
+                        if c.best {
+                            " ★"
+                        } else if c.worse_than_best {
+                            " ↓"
+                        } else {
+                            ""
+                        }
+                    })
+                    .to_owned()
+                })
+                .collect()
+        })
+        .collect();
+    heatmap(&dir.join("heatmap_spearman"), "Turn-level Spearman correlation with human ratings (★ best, ↓ worse by Williams' test)", &rows, &cols, &values, &marks)?;
+    for (c, (criterion, human_values)) in human.criteria.iter().enumerate() {
+        let panels: Vec<Panel> = table
+            .columns()
+            .iter()
+            .zip(&analysis.metrics)
+            .map(|(column, m)| {
+                let points = column.values.iter().zip(human_values).filter_map(|(x, y)| Some(((*x)?, (*y)?))).collect();
+                let rho = m.cells[c].map_or(f64::NAN, |cell| cell.spearman);
+                Panel { title: format!("{} (ρ = {rho:.2})", column.metric), points }
+            })
+            .collect();
+        scatter_grid(&dir.join(format!("scatter_{}", criterion.name().to_lowercase())), &format!("Metric scores against human {}", criterion.name()), criterion.name(), &panels)?;
+    }
+    Ok(())
 }

@@ -1,0 +1,224 @@
+//! How each metric agrees with people: turn-level correlations with intervals, system-level
+//! correlations, the best metric per criterion with Williams' test of every other against it,
+//! and each metric's Spearman with response length.
+
+use std::collections::BTreeMap;
+
+use dialeval_common::Criterion;
+use dialeval_datasets::DialogueItem;
+use dialeval_metrics::correlation::{CorrelationKind, spearman};
+use dialeval_metrics::inference::{compare_metrics, system_level};
+use dialeval_metrics::report::{CorrelationReport, ReportConfig};
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::table::{MetricName, ScoreTable};
+
+/// Mean human score per item of every criterion rated on at least 3 items, in
+/// [`Criterion::ALL`] order (`None` where an item has no rating of it).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct HumanScores {
+    /// Criteria and their per-item means.
+    pub criteria: Vec<(Criterion, Vec<Option<f64>>)>,
+}
+
+impl HumanScores {
+    /// The human scores of `items`.
+    pub fn of(items: &[DialogueItem]) -> Self {
+        let criteria = Criterion::ALL
+            .iter()
+            .filter_map(|&c| {
+                let values: Vec<Option<f64>> = items.iter().map(|i| i.mean(c).filter(|v| v.is_finite())).collect();
+                (values.iter().flatten().count() >= 3).then_some((c, values))
+            })
+            .collect();
+        Self { criteria }
+    }
+}
+
+/// Spearman and Pearson of one metric with one criterion.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Spearman's ρ.
+    pub spearman: f64,
+    /// Pearson's r.
+    pub pearson: f64,
+    /// Items used.
+    pub n: usize,
+    /// The best metric of the criterion by Spearman.
+    pub best: bool,
+    /// Significantly worse than the best (Williams' test, one-sided p < 0.05).
+    pub worse_than_best: bool,
+}
+
+/// Spearman of a metric with response length in words.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LengthCorrelation {
+    /// ρ.
+    pub spearman: f64,
+    /// Two-sided p-value.
+    pub pvalue: f64,
+    /// Items used.
+    pub n: usize,
+}
+
+/// One metric's line of the summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricSummary {
+    /// The metric.
+    pub metric: MetricName,
+    /// Items it scores.
+    pub n: usize,
+    /// One cell per criterion of [`Analysis::criteria`] (`None`: fewer than 4 common items or
+    /// an undefined coefficient).
+    pub cells: Vec<Option<Cell>>,
+    /// Its Spearman with response length.
+    pub length: Option<LengthCorrelation>,
+}
+
+/// A system-level correlation (means per system).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemRow {
+    /// The metric.
+    pub metric: MetricName,
+    /// The criterion.
+    pub criterion: Criterion,
+    /// Pearson or Spearman.
+    pub kind: CorrelationKind,
+    /// The coefficient (`None` when undefined).
+    pub statistic: Option<f64>,
+    /// Its p-value.
+    pub pvalue: Option<f64>,
+    /// Systems.
+    pub systems: usize,
+}
+
+/// Williams' test of a metric against the best of a criterion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WilliamsRow {
+    /// The criterion.
+    pub criterion: Criterion,
+    /// Its best metric by Spearman.
+    pub best: MetricName,
+    /// The metric compared with it.
+    pub metric: MetricName,
+    /// Items both score.
+    pub n: usize,
+    /// t statistic (Pearson on common items).
+    pub t: Option<f64>,
+    /// One-sided p-value for "the best correlates more strongly".
+    pub pvalue_one_sided: Option<f64>,
+}
+
+/// Everything the report says about agreement with people.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// The criteria rated on at least 3 items.
+    pub criteria: Vec<Criterion>,
+    /// One line per metric, in table order.
+    pub metrics: Vec<MetricSummary>,
+    /// Pearson, Spearman and Kendall with p-values and intervals per metric × criterion.
+    pub turn_level: CorrelationReport,
+    /// Correlations of system means, when the items come from several systems.
+    pub system_level: Vec<SystemRow>,
+    /// The best metric per criterion by Spearman.
+    pub best_by_spearman: BTreeMap<Criterion, MetricName>,
+    /// Williams' test of each metric against the best.
+    pub williams_vs_best: Vec<WilliamsRow>,
+}
+
+fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
+
+/// Metric and human values on the items where both are defined.
+fn paired(metric: &[Option<f64>], human: &[Option<f64>]) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
+    let mut at = Vec::new();
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for (i, (m, h)) in metric.iter().zip(human).enumerate() {
+        if let (Some(m), Some(h)) = (m, h) {
+            at.push(i);
+            x.push(*m);
+            y.push(*h);
+        }
+    }
+    (at, x, y)
+}
+
+impl Analysis {
+    /// Correlates every metric of `table` with every criterion of `human`; `systems` names the
+    /// system of each item (system-level rows need at least two), `lengths` the response length
+    /// in words (`None` without a response).
+    ///
+    /// # Errors
+    /// A correlation that fails for another reason than too few items.
+    pub fn of(table: &ScoreTable, human: &HumanScores, systems: &[Option<String>], lengths: &[Option<f64>], config: &ReportConfig) -> Result<Self> {
+        let criteria: Vec<Criterion> = human.criteria.iter().map(|(c, _)| *c).collect();
+        let mut turn_level = CorrelationReport::default();
+        let mut system_rows = Vec::new();
+        let mut metrics: Vec<MetricSummary> = Vec::new();
+        for column in table.columns() {
+            let mut cells = Vec::new();
+            for (criterion, values) in &human.criteria {
+                let (at, x, y) = paired(&column.values, values);
+                if x.len() < 4 {
+                    cells.push(None);
+                    continue;
+                }
+                let report = CorrelationReport::build(&[(column.metric.as_str(), &x)], &[(criterion.name(), &y)], config)?;
+                let stat = |kind: CorrelationKind| report.rows.iter().find(|r| r.kind == kind).and_then(|r| finite(r.statistic));
+                cells.push(match (stat(CorrelationKind::Spearman), stat(CorrelationKind::Pearson)) {
+                    (Some(spearman), Some(pearson)) => Some(Cell { spearman, pearson, n: x.len(), best: false, worse_than_best: false }),
+                    _ => None,
+                });
+                turn_level.rows.extend(report.rows);
+                let sys: Vec<&str> = at.iter().map(|&i| systems.get(i).and_then(|s| s.as_deref()).unwrap_or("")).collect();
+                if sys.iter().any(|s| *s != sys[0]) {
+                    for kind in [CorrelationKind::Pearson, CorrelationKind::Spearman] {
+                        // Fewer than three systems with both values leave the row out.
+                        if let Ok(r) = system_level(kind, &x, &y, &sys) {
+                            system_rows.push(SystemRow { metric: column.metric.clone(), criterion: *criterion, kind, statistic: finite(r.statistic), pvalue: finite(r.pvalue), systems: r.n });
+                        }
+                    }
+                }
+            }
+            let (_, x, l) = paired(&column.values, lengths);
+            let length = (x.len() >= 4).then(|| spearman(&x, &l)).and_then(|r| Some(LengthCorrelation { spearman: finite(r.statistic)?, pvalue: r.pvalue, n: x.len() }));
+            metrics.push(MetricSummary { metric: column.metric.clone(), n: column.count(), cells, length });
+        }
+        let mut best_by_spearman = BTreeMap::new();
+        let mut williams_vs_best = Vec::new();
+        for (c, (criterion, values)) in human.criteria.iter().enumerate() {
+            let rho: Vec<Option<f64>> = metrics.iter().map(|m| m.cells[c].map(|cell| cell.spearman)).collect();
+            let Some(b) = (0..metrics.len()).filter_map(|m| Some((m, rho[m]?))).max_by(|x, y| x.1.total_cmp(&y.1)).map(|(m, _)| m) else { continue };
+            best_by_spearman.insert(*criterion, metrics[b].metric.clone());
+            if let Some(cell) = metrics[b].cells[c].as_mut() {
+                cell.best = true;
+            }
+            let best_column = &table.columns()[b].values;
+            for m in (0..metrics.len()).filter(|&m| m != b && rho[m].is_some()) {
+                let other = &table.columns()[m].values;
+                let common: Vec<usize> = (0..values.len()).filter(|&i| best_column[i].is_some() && other[i].is_some() && values[i].is_some()).collect();
+                let pick = |col: &[Option<f64>]| common.iter().filter_map(|&i| col[i]).collect::<Vec<f64>>();
+                let h: Vec<f64> = common.iter().filter_map(|&i| values[i]).collect();
+                // Williams' test needs n > 3 and |r| < 1; otherwise the pair has no row.
+                if let Ok(t) = compare_metrics(&pick(best_column), &pick(other), &h) {
+                    if t.pvalue_one_sided < 0.05 {
+                        if let Some(cell) = metrics[m].cells[c].as_mut() {
+                            cell.worse_than_best = true;
+                        }
+                    }
+                    williams_vs_best.push(WilliamsRow {
+                        criterion: *criterion,
+                        best: metrics[b].metric.clone(),
+                        metric: metrics[m].metric.clone(),
+                        n: common.len(),
+                        t: finite(t.t),
+                        pvalue_one_sided: finite(t.pvalue_one_sided),
+                    });
+                }
+            }
+        }
+        Ok(Self { criteria, metrics, turn_level, system_level: system_rows, best_by_spearman, williams_vs_best })
+    }
+}

@@ -1,0 +1,83 @@
+//! The crate's error type.
+
+use std::path::PathBuf;
+
+/// Errors of the evaluation pipeline. Sources are kept, so a caller can tell a metric's failure
+/// from a file's.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A metric computation failed.
+    #[error(transparent)]
+    Metrics(#[from] dialeval_metrics::Error),
+    /// A corpus or AMR side file could not be read.
+    #[error(transparent)]
+    Datasets(#[from] dialeval_datasets::Error),
+    /// An AMR graph could not be read or compared.
+    #[error(transparent)]
+    Amr(#[from] dialeval_amr_graph::Error),
+    /// The LLM judge failed as a whole (single judgements that fail are counted, not raised).
+    #[cfg(feature = "llm")]
+    #[error(transparent)]
+    Llm(#[from] dialeval_llm_prompt::Error),
+    /// A burn-backed scorer or the pretrained encoder failed.
+    #[cfg(feature = "slm")]
+    #[error(transparent)]
+    Slm(#[from] dialeval_slm_model::Error),
+    /// An embedder failed.
+    #[error("embedder: {0}")]
+    Embed(#[source] dialeval_common::EmbedError),
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A JSON file (a family cache, a report) could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// What serde said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A plot could not be drawn.
+    #[error("plot {}: {source}", path.display())]
+    Plot {
+        /// The plot's file stem.
+        path: PathBuf,
+        /// What plotters said.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A family returned a column of the wrong length, a non-finite score or a duplicate name.
+    #[error("metric {metric}: {problem}")]
+    Column {
+        /// The metric.
+        metric: String,
+        /// What was wrong.
+        problem: String,
+    },
+    /// An invalid setting.
+    #[error("{0}")]
+    Config(String),
+}
+
+impl Error {
+    /// An [`Error::Io`] for `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Self::Io { path: path.into(), source }
+    }
+
+    /// An [`Error::Json`] for `path`.
+    pub fn json(path: impl Into<PathBuf>, source: serde_json::Error) -> Self {
+        Self::Json { path: path.into(), source }
+    }
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

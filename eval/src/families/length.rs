@@ -1,0 +1,35 @@
+//! Response length in words: the plain baseline every learned score is read against.
+
+use dialeval_datasets::DialogueItem;
+
+use crate::error::Result;
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily};
+use crate::table::Column;
+
+/// The name of the length baseline's column.
+pub const LENGTH: &str = "Length (words)";
+
+/// `Length (words)`: whitespace-separated words of the response
+/// ([`dialeval_common::word_count`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LengthFamily;
+
+impl MetricFamily for LengthFamily {
+    type Settings = &'static str;
+
+    fn name(&self) -> &str {
+        "length"
+    }
+
+    fn settings(&self) -> Self::Settings {
+        "whitespace words, v1"
+    }
+
+    fn compute(&self, items: &[DialogueItem], _progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
+        let values: Vec<Option<f64>> = items.iter().map(|i| i.response.as_ref().map(|r| dialeval_common::word_count(&r.text) as f64)).collect();
+        if values.iter().all(Option::is_none) {
+            return Ok(FamilyOutput::Skipped("no responses".into()));
+        }
+        Ok(FamilyOutput::Scored(FamilyScores::new(vec![Column::new(LENGTH, values)])))
+    }
+}

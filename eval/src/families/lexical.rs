@@ -1,0 +1,155 @@
+//! BLEU-4 (sacrebleu's sentence BLEU), ROUGE-L (rouge-score, stemmed) and METEOR (nltk, with
+//! WordNet synonyms) against every reference of an item.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use dialeval_datasets::DialogueItem;
+use dialeval_metrics::text::bleu::{Bleu, BleuConfig};
+use dialeval_metrics::text::meteor::{Meteor, MeteorParams};
+use dialeval_metrics::text::rouge::Rouge;
+use dialeval_metrics::text::wordnet::WordNet;
+use serde::Serialize;
+
+use crate::digest::{FileDigest, sha256};
+use crate::error::Result;
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response};
+use crate::table::Column;
+
+/// The lexical-overlap metrics. METEOR needs WordNet; without it the family says so in a note,
+/// and the missing WordNet is part of the cache key, so a later run that finds it computes
+/// METEOR instead of reusing the METEOR-less result.
+pub struct LexicalFamily {
+    bleu: Bleu,
+    bleu_config: BleuConfig,
+    rouge_stemmer: bool,
+    meteor: Result<(Meteor, MeteorParams, WordNetIdentity), String>,
+}
+
+impl std::fmt::Debug for LexicalFamily {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LexicalFamily").field("settings", &self.settings()).finish()
+    }
+}
+
+/// Which WordNet METEOR read: its folder and a sha256 over its database files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WordNetIdentity {
+    /// The folder.
+    pub dir: PathBuf,
+    /// sha256 of the sha256s of `index.*`, `data.*` and `*.exc`, in name order.
+    pub sha256: String,
+}
+
+impl WordNetIdentity {
+    /// Hashes the database files of `dir`.
+    ///
+    /// # Errors
+    /// An unreadable folder or file.
+    pub fn of(dir: &std::path::Path) -> Result<Self> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| crate::Error::io(dir, e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("index.") || n.starts_with("data.") || n.ends_with(".exc")))
+            .collect();
+        files.sort();
+        let mut all = String::new();
+        for f in &files {
+            let d = FileDigest::of(f)?;
+            all.push_str(&format!("{}={}\n", f.file_name().and_then(|n| n.to_str()).unwrap_or(""), d.sha256));
+        }
+        Ok(Self { dir: dir.to_owned(), sha256: sha256(all.as_bytes()) })
+    }
+}
+
+/// What the lexical scores depend on.
+#[derive(Debug, Clone, Serialize)]
+pub struct LexicalSettings {
+    /// BLEU's settings.
+    pub bleu: BleuConfig,
+    /// Porter stemming in ROUGE.
+    pub rouge_stemmer: bool,
+    /// METEOR's parameters and WordNet, or why METEOR is left out.
+    pub meteor: Result<(MeteorParams, WordNetIdentity), String>,
+    /// How several references combine: each metric's own rule (BLEU pools n-gram counts over
+    /// the references, ROUGE-L and METEOR take the best reference).
+    pub references: &'static str,
+}
+
+impl LexicalFamily {
+    /// sacrebleu sentence BLEU, stemmed ROUGE-L, and METEOR with nltk's parameters over the
+    /// WordNet of [`WordNet::locate`] when there is one.
+    ///
+    /// # Errors
+    /// An invalid configuration, or a WordNet that exists but cannot be read.
+    pub fn new() -> Result<Self> {
+        let wordnet = match WordNet::locate() {
+            Ok(dir) => Ok((WordNet::load(&dir)?, WordNetIdentity::of(&dir)?)),
+            Err(e) => Err(format!("METEOR left out: {e}")),
+        };
+        Self::with_wordnet(wordnet)
+    }
+
+    /// With a given WordNet (or the reason there is none).
+    ///
+    /// # Errors
+    /// An invalid configuration.
+    pub fn with_wordnet(wordnet: Result<(WordNet, WordNetIdentity), String>) -> Result<Self> {
+        let bleu_config = BleuConfig::sentence();
+        let params = MeteorParams::default();
+        let meteor = match wordnet {
+            Ok((wn, id)) => Ok((Meteor::new(Arc::new(wn), params)?, params, id)),
+            Err(why) => Err(why),
+        };
+        Ok(Self { bleu: Bleu::new(bleu_config)?, bleu_config, rouge_stemmer: true, meteor })
+    }
+}
+
+impl MetricFamily for LexicalFamily {
+    type Settings = LexicalSettings;
+
+    fn name(&self) -> &str {
+        "lexical"
+    }
+
+    fn settings(&self) -> LexicalSettings {
+        LexicalSettings {
+            bleu: self.bleu_config,
+            rouge_stemmer: self.rouge_stemmer,
+            meteor: self.meteor.as_ref().map(|(_, p, id)| (*p, id.clone())).map_err(Clone::clone),
+            references: "BLEU: pooled n-gram counts; ROUGE-L, METEOR: best reference",
+        }
+    }
+
+    fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
+        let at = referenced_items(items);
+        if at.is_empty() {
+            return Ok(FamilyOutput::Skipped("no item has a response and a reference".into()));
+        }
+        let rouge = Rouge::new(self.rouge_stemmer);
+        let (mut b, mut r, mut m) = (Vec::new(), Vec::new(), Vec::new());
+        for (k, &i) in at.iter().enumerate() {
+            let refs: Vec<&str> = items[i].references.iter().map(String::as_str).collect();
+            let hyp = response(&items[i]);
+            b.push(self.bleu.sentence(hyp, &refs)?.score);
+            r.push(rouge.score_multi(&refs, hyp)?.rouge_l.fmeasure);
+            if let Ok((meteor, _, _)) = &self.meteor {
+                m.push(meteor.score(&refs, hyp)?);
+            }
+            progress(k + 1, at.len());
+        }
+        let n = items.len();
+        let mut columns = vec![Column::spread("BLEU-4", n, &at, &b)?, Column::spread("ROUGE-L", n, &at, &r)?];
+        let mut scores = match &self.meteor {
+            Ok(_) => {
+                columns.push(Column::spread("METEOR", n, &at, &m)?);
+                FamilyScores::new(columns)
+            }
+            Err(why) => FamilyScores::new(columns).with_note(why.clone()),
+        };
+        if at.len() < n {
+            scores.notes.push(format!("{} of {n} items have no response or no reference and are not scored", n - at.len()));
+        }
+        Ok(FamilyOutput::Scored(scores))
+    }
+}

@@ -1,0 +1,96 @@
+//! The LLM judge's four criteria (Naturalness, Coherence, Engagingness, Groundedness) from any
+//! OpenAI-compatible endpoint.
+
+use dialeval_datasets::DialogueItem;
+use dialeval_llm_prompt::judge::CRITERIA;
+use dialeval_llm_prompt::prompt::{PromptInput, Templates, Variant};
+use dialeval_llm_prompt::{ChatClient, Judge, JudgeConfig, Scoring};
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, response};
+use crate::table::Column;
+
+/// `LLM-<criterion>` columns. A judgement that fails (a refused connection, a timeout) leaves its
+/// cell empty and marks the result incomplete, so it is not cached and the next run asks again
+/// (the client's own cache keeps the answers that did arrive). An answer without a readable
+/// score is final at temperature 0 and stays an empty cell, counted in a note.
+pub struct LlmFamily<C> {
+    judge: Judge<C>,
+    settings: LlmSettings,
+}
+
+/// What the LLM scores depend on.
+#[derive(Debug, Clone, Serialize)]
+pub struct LlmSettings {
+    /// The endpoint (base URL), which with the model name identifies the judge.
+    pub endpoint: String,
+    /// Model, scale, clamping, budget, completion length.
+    pub judge: JudgeConfig,
+    /// sha256 of the prompt templates.
+    pub templates: String,
+    /// Which information the prompt carries.
+    pub variant: Variant,
+    /// How answers become scores.
+    pub scoring: Scoring,
+}
+
+impl<C: ChatClient> LlmFamily<C> {
+    /// The family judging through `client` (serving `endpoint`) with `templates` and `config`.
+    pub fn new(client: C, endpoint: impl Into<String>, templates: Templates, config: JudgeConfig, variant: Variant, scoring: Scoring) -> Self {
+        let settings = LlmSettings { endpoint: endpoint.into(), judge: config.clone(), templates: templates.fingerprint(), variant, scoring };
+        Self { judge: Judge::new(client, templates, config), settings }
+    }
+}
+
+/// An item as the judge's prompt input (context with speakers, response, knowledge, graphs).
+pub fn prompt_input(item: &DialogueItem) -> PromptInput {
+    PromptInput {
+        context: item.context.iter().map(|t| (t.speaker.clone(), t.text.clone())).collect(),
+        response: response(item).to_owned(),
+        knowledge: item.knowledge.clone(),
+        slm_score: None,
+        context_amr: item.context.iter().filter_map(|t| t.amr.clone()).collect(),
+        response_amr: item.response.as_ref().and_then(|r| r.amr.clone()),
+    }
+}
+
+impl<C: ChatClient> MetricFamily for LlmFamily<C> {
+    type Settings = LlmSettings;
+
+    fn name(&self) -> &str {
+        "llm"
+    }
+
+    fn settings(&self) -> LlmSettings {
+        self.settings.clone()
+    }
+
+    fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
+        let inputs: Vec<PromptInput> = items.iter().map(prompt_input).collect();
+        let results = self.judge.judge_batch(&inputs, &CRITERIA, self.settings.variant, self.settings.scoring, progress);
+        let mut cells: Vec<Vec<Option<f64>>> = vec![vec![None; items.len()]; CRITERIA.len()];
+        let (mut failed, mut unscorable) = (Vec::new(), 0_usize);
+        for (i, row) in results.into_iter().enumerate() {
+            for r in row {
+                match r {
+                    Ok(j) => match (CRITERIA.iter().position(|&c| c == j.criterion), j.outcome.value()) {
+                        (Some(k), Some(score)) => cells[k][i] = Some(score),
+                        _ => unscorable += 1,
+                    },
+                    Err(e) => failed.push(format!("{}: {e}", items[i].id)),
+                }
+            }
+        }
+        let columns = CRITERIA.iter().zip(cells).map(|(c, v)| Column::new(format!("LLM-{}", c.name()).as_str(), v)).collect();
+        let mut scores = FamilyScores::new(columns);
+        if unscorable > 0 {
+            scores.notes.push(format!("{unscorable} answers had no readable score; their cells are empty"));
+        }
+        if !failed.is_empty() {
+            scores.complete = false;
+            scores.notes.push(format!("{} judgements failed and will be asked again on the next run (first: {})", failed.len(), failed[0]));
+        }
+        Ok(FamilyOutput::Scored(scores))
+    }
+}

@@ -1,0 +1,24 @@
+//! The metric families of the main job. Those on burn (`BERT-RUBER`, the SLM, the MiniLM
+//! encoder) need the `slm` feature; the LLM judge needs `llm`.
+
+pub mod embedding;
+pub mod length;
+pub mod lexical;
+#[cfg(feature = "llm")]
+pub mod llm;
+#[cfg(feature = "slm")]
+pub mod ruber;
+#[cfg(feature = "slm")]
+pub mod slm;
+pub mod smatch;
+
+pub use embedding::{EmbeddingFamily, MemoEmbedder};
+pub use length::{LENGTH, LengthFamily};
+pub use lexical::LexicalFamily;
+#[cfg(feature = "llm")]
+pub use llm::LlmFamily;
+#[cfg(feature = "slm")]
+pub use ruber::BertRuberFamily;
+#[cfg(feature = "slm")]
+pub use slm::SlmFamily;
+pub use smatch::SmatchFamily;

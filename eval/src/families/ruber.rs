@@ -1,0 +1,94 @@
+//! BERT-RUBER (Ghazarian et al., 2019): the unreferenced relatedness model, the referenced
+//! score (cosine of max-min pooled token vectors of response and reference) and their hybrids.
+
+use std::sync::Arc;
+
+use dialeval_datasets::DialogueItem;
+use dialeval_metrics::embedding::{HybridStrategy, Pooling, cosine, hybrid, min_max_normalize, pool};
+use dialeval_slm_model::bert::PretrainedEncoder;
+use dialeval_slm_model::ruber::RuberScorer;
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::families::embedding::MemoEmbedder;
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response};
+use crate::models::{CheckpointIdentity, SharedCache};
+use crate::table::Column;
+
+/// `BERT-RUBER-unref` for every item with a response; with references also `-ref` and the
+/// hybrids `-min`, `-max`, `-amean`, `-gmean` of the min-max normalised scores (the paper's
+/// combinations). The unreferenced model reads the token states of the encoder's shared cache;
+/// the referenced score reads the token vectors the embedding family already computed.
+pub struct BertRuberFamily {
+    scorer: RuberScorer,
+    checkpoint: CheckpointIdentity,
+    encoder: Arc<PretrainedEncoder>,
+    memo: Arc<MemoEmbedder<Arc<PretrainedEncoder>>>,
+    cache: Arc<SharedCache>,
+}
+
+/// What the BERT-RUBER scores depend on.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuberSettings {
+    /// The unreferenced model.
+    pub checkpoint: CheckpointIdentity,
+    /// The encoder's fingerprint.
+    pub encoder: String,
+    /// Pooling of the referenced score.
+    pub pooling: Pooling,
+    /// Which reference the referenced score compares with.
+    pub references: &'static str,
+}
+
+impl BertRuberFamily {
+    /// The family with a loaded unreferenced model (from `checkpoint`), the encoder it was
+    /// trained on, the run's memo of token vectors, and the encoder's token-state cache.
+    pub fn new(scorer: RuberScorer, checkpoint: CheckpointIdentity, encoder: Arc<PretrainedEncoder>, memo: Arc<MemoEmbedder<Arc<PretrainedEncoder>>>, cache: Arc<SharedCache>) -> Self {
+        Self { scorer, checkpoint, encoder, memo, cache }
+    }
+}
+
+impl MetricFamily for BertRuberFamily {
+    type Settings = RuberSettings;
+
+    fn name(&self) -> &str {
+        "bert_ruber"
+    }
+
+    fn settings(&self) -> RuberSettings {
+        RuberSettings { checkpoint: self.checkpoint.clone(), encoder: self.encoder.fingerprint().to_owned(), pooling: Pooling::MaxMin, references: "first reference" }
+    }
+
+    fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
+        let queries: Vec<String> = items.iter().map(|i| self.scorer.config.query(&i.context.iter().map(|t| t.text.as_str()).collect::<Vec<_>>())).collect();
+        let texts: Vec<&str> = queries.iter().map(String::as_str).chain(items.iter().map(response)).collect();
+        let pairs: Vec<(&str, &str)> = queries.iter().map(String::as_str).zip(items.iter().map(response)).collect();
+        let unreferenced = self.cache.with(|cache| {
+            cache.fill(&self.encoder, &texts, progress)?;
+            Ok(self.scorer.score(cache, &pairs)?)
+        })?;
+        let n = items.len();
+        let with_response: Vec<usize> = (0..n).filter(|&i| items[i].response.is_some()).collect();
+        let unref_values: Vec<f64> = with_response.iter().map(|&i| unreferenced[i]).collect();
+        let mut columns = vec![Column::spread("BERT-RUBER-unref", n, &with_response, &unref_values)?];
+        let at = referenced_items(items);
+        let mut scores_notes = Vec::new();
+        if at.len() >= 2 {
+            let hyps: Vec<&str> = at.iter().map(|&i| response(&items[i])).collect();
+            let refs: Vec<&str> = at.iter().map(|&i| items[i].references[0].as_str()).collect();
+            let (h, r) = (self.memo.get(&hyps)?, self.memo.get(&refs)?);
+            let referenced: Vec<f64> = h.iter().zip(&r).map(|(x, y)| cosine(&pool(&x.vectors, Pooling::MaxMin)?, &pool(&y.vectors, Pooling::MaxMin)?)).collect::<Result<_, _>>()?;
+            let unref: Vec<f64> = at.iter().map(|&i| unreferenced[i]).collect();
+            let (nu, nr) = (min_max_normalize(&unref)?, min_max_normalize(&referenced)?);
+            columns.push(Column::spread("BERT-RUBER-ref", n, &at, &referenced)?);
+            for (name, s) in [("min", HybridStrategy::Min), ("max", HybridStrategy::Max), ("amean", HybridStrategy::ArithmeticMean), ("gmean", HybridStrategy::GeometricMean)] {
+                columns.push(Column::spread(format!("BERT-RUBER-{name}").as_str(), n, &at, &hybrid(&nu, &nr, s)?)?);
+            }
+        } else {
+            scores_notes.push("fewer than two items have a reference: no referenced score or hybrids".to_owned());
+        }
+        let mut scores = FamilyScores::new(columns);
+        scores.notes = scores_notes;
+        Ok(FamilyOutput::Scored(scores))
+    }
+}

@@ -1,0 +1,82 @@
+//! Smatch of the response's AMR graph against the reference's.
+
+use std::collections::HashMap;
+
+use dialeval_amr_graph::smatch::{Smatch, SmatchConfig};
+use dialeval_datasets::DialogueItem;
+use dialeval_datasets::amr::AmrIndex;
+use serde::Serialize;
+
+use crate::digest::FileDigest;
+use crate::error::Result;
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily};
+use crate::table::Column;
+
+/// Smatch F1 (smatch 1.0.4's hill climbing) between the response graph attached to an item and
+/// the graph of its reference, looked up by sentence text in the AMR files the family was
+/// given.
+pub struct SmatchFamily {
+    smatch: Smatch,
+    config: SmatchConfig,
+    references: HashMap<String, String>,
+    files: Vec<FileDigest>,
+}
+
+/// What the Smatch scores depend on.
+#[derive(Debug, Clone, Serialize)]
+pub struct SmatchSettings {
+    /// The search settings (restarts, seed).
+    pub config: SmatchConfig,
+    /// The AMR files the reference graphs come from.
+    pub files: Vec<FileDigest>,
+}
+
+impl SmatchFamily {
+    /// The family with the reference graphs of `index`, read from `files`.
+    ///
+    /// # Errors
+    /// An invalid configuration or an unreadable file.
+    pub fn new(index: &AmrIndex, files: &[std::path::PathBuf], config: SmatchConfig) -> Result<Self> {
+        let mut references = HashMap::new();
+        for b in index.blocks() {
+            if let Some(snt) = &b.snt {
+                // The first graph of a repeated sentence wins, as in `AmrIndex::by_text`.
+                references.entry(snt.trim().to_owned()).or_insert_with(|| b.penman.clone());
+            }
+        }
+        let files = files.iter().map(|f| FileDigest::of(f)).collect::<Result<_>>()?;
+        Ok(Self { smatch: Smatch::new(config)?, config, references, files })
+    }
+}
+
+impl MetricFamily for SmatchFamily {
+    type Settings = SmatchSettings;
+
+    fn name(&self) -> &str {
+        "smatch"
+    }
+
+    fn settings(&self) -> SmatchSettings {
+        SmatchSettings { config: self.config, files: self.files.clone() }
+    }
+
+    fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
+        let mut values = vec![None; items.len()];
+        let mut found = 0;
+        for (i, item) in items.iter().enumerate() {
+            progress(i + 1, items.len());
+            let (Some(test), Some(reference)) = (item.response.as_ref().and_then(|r| r.amr.as_deref()), item.references.first()) else { continue };
+            let Some(gold) = self.references.get(reference.trim()) else { continue };
+            values[i] = Some(self.smatch.score_str(test, gold)?.f1());
+            found += 1;
+        }
+        if found == 0 {
+            return Ok(FamilyOutput::Skipped("no item has both a response graph and a reference graph".into()));
+        }
+        let mut scores = FamilyScores::new(vec![Column::new("Smatch", values)]);
+        if found < items.len() {
+            scores.notes.push(format!("{} of {} items lack a response or reference graph and are not scored", items.len() - found, items.len()));
+        }
+        Ok(FamilyOutput::Scored(scores))
+    }
+}

@@ -1,0 +1,206 @@
+//! Writers: the summary table and the full correlation report as Markdown, the analysis as
+//! JSON, the scores as JSON Lines and CSV, and `report.md` linking them (with the plots of the
+//! `plots` feature).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use dialeval_datasets::DialogueItem;
+use dialeval_metrics::report::format_pvalue;
+use serde::Serialize;
+
+use crate::analysis::{Analysis, HumanScores};
+use crate::cache::write_atomic;
+use crate::error::{Error, Result};
+use crate::family::response;
+use crate::pipeline::{FamilyRun, FamilyStatus};
+use crate::table::ScoreTable;
+
+/// The turn-level summary: one line per metric, each cell `Spearman / Pearson` with ★ for the
+/// best metric of the criterion and ↓ for one significantly worse (Williams' test), then the
+/// metric's Spearman with response length.
+pub fn summary_markdown(analysis: &Analysis) -> String {
+    if analysis.criteria.is_empty() {
+        return "No criterion is rated on at least 3 items: scores only, nothing to correlate.\n".to_owned();
+    }
+    let names: Vec<&str> = analysis.criteria.iter().map(|c| c.name()).collect();
+    let mut out = format!("| metric | n | {} | ρ with length |\n|---|---|{}---|\n", names.join(" | "), "---|".repeat(names.len()));
+    for m in &analysis.metrics {
+        let cells: Vec<String> = m
+            .cells
+            .iter()
+            .map(|c| match c {
+                Some(c) => format!(
+                    "{:.3} / {:.3}{}",
+                    c.spearman,
+                    c.pearson,
+                    if c.best {
+                        " ★"
+                    } else if c.worse_than_best {
+                        " ↓"
+                    } else {
+                        ""
+                    }
+                ),
+                None => "–".to_owned(),
+            })
+            .collect();
+        let length = m.length.map_or_else(|| "–".to_owned(), |l| format!("{:.3} (p={})", l.spearman, format_pvalue(l.pvalue)));
+        let _ = writeln!(out, "| {} | {} | {} | {length} |", m.metric, m.n, cells.join(" | "));
+    }
+    out
+}
+
+/// `correlations.md`: the summary, every coefficient with p-value and interval, and the
+/// system-level rows.
+pub fn correlations_markdown(analysis: &Analysis) -> String {
+    let mut md = String::from("# Correlations with human ratings\n\n");
+    md.push_str(
+        "Turn level, each cell `Spearman / Pearson`; ★ the best metric of the criterion (Spearman), ↓ significantly worse than it (Williams' test, one-sided p < 0.05, Pearson on common items). n = items the metric scores. The last column is each metric's Spearman with response length in words (the `Length (words)` row is that baseline itself).\n\n",
+    );
+    md.push_str(&summary_markdown(analysis));
+    md.push_str("\n## All coefficients (p-values, 95% intervals: Fisher z for Pearson, bootstrap for the others)\n\n");
+    md.push_str(&analysis.turn_level.to_markdown());
+    if !analysis.system_level.is_empty() {
+        md.push_str("\n## System level (means per system)\n\n| metric | criterion | kind | r | p | systems |\n|---|---|---|---|---|---|\n");
+        let num = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or_else(|| "–".to_owned(), f);
+        for r in &analysis.system_level {
+            let _ = writeln!(md, "| {} | {} | {} | {} | {} | {} |", r.metric, r.criterion.name(), r.kind.name(), num(r.statistic, &|v| format!("{v:.3}")), num(r.pvalue, &format_pvalue), r.systems);
+        }
+    }
+    md
+}
+
+/// One item's line of `scores.jsonl`.
+#[derive(Serialize)]
+struct ScoreLine<'a> {
+    id: &'a str,
+    system: Option<&'a str>,
+    response: &'a str,
+    human: std::collections::BTreeMap<&'static str, Option<f64>>,
+    metrics: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `scores.jsonl`: per item its id, system, response, human means and every metric's score
+/// (`null` where it has none).
+///
+/// # Errors
+/// [`Error::Column`] when the table does not have one row per item.
+pub fn scores_jsonl(items: &[DialogueItem], table: &ScoreTable, human: &HumanScores) -> Result<String> {
+    check_rows(items, table)?;
+    let mut out = String::new();
+    for (i, item) in items.iter().enumerate() {
+        let line = ScoreLine {
+            id: &item.id,
+            system: item.system.as_deref(),
+            response: response(item),
+            human: human.criteria.iter().map(|(c, v)| (c.name(), v[i])).collect(),
+            metrics: table.columns().iter().map(|c| (c.metric.to_string(), c.values[i].map_or(serde_json::Value::Null, serde_json::Value::from))).collect(),
+        };
+        out.push_str(&serde_json::to_string(&line).map_err(|e| Error::json("scores.jsonl", e))?);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// `scores.csv`: `id,system,<human criteria…>,<metrics…>`, empty cells where there is no value.
+///
+/// # Errors
+/// [`Error::Column`] when the table does not have one row per item.
+pub fn scores_csv(items: &[DialogueItem], table: &ScoreTable, human: &HumanScores) -> Result<String> {
+    check_rows(items, table)?;
+    let mut header = vec!["id".to_owned(), "system".to_owned()];
+    header.extend(human.criteria.iter().map(|(c, _)| format!("human {}", c.name())));
+    header.extend(table.metrics().map(ToString::to_string));
+    let mut out = header.iter().map(|h| csv_field(h)).collect::<Vec<_>>().join(",");
+    out.push('\n');
+    let cell = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
+    for (i, item) in items.iter().enumerate() {
+        let mut row = vec![csv_field(&item.id), csv_field(item.system.as_deref().unwrap_or(""))];
+        row.extend(human.criteria.iter().map(|(_, v)| cell(v[i])));
+        row.extend(table.columns().iter().map(|c| cell(c.values[i])));
+        out.push_str(&row.join(","));
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+fn check_rows(items: &[DialogueItem], table: &ScoreTable) -> Result<()> {
+    if table.items() != items.len() {
+        return Err(Error::Column { metric: "<table>".into(), problem: format!("{} rows for {} items", table.items(), items.len()) });
+    }
+    Ok(())
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+}
+
+/// `report.md`: counts, links to the other files and plots, how each family went (time, cache,
+/// notes), what was skipped and why, and the summary table.
+pub fn report_markdown(items: usize, table: &ScoreTable, analysis: &Analysis, runs: &[FamilyRun], plots: bool) -> String {
+    let criteria: Vec<&str> = analysis.criteria.iter().map(|c| c.name()).collect();
+    let mut report = format!("# Evaluation report\n\n{items} items; {} metrics; human criteria: {}.\n\n", table.columns().len(), criteria.join(", "));
+    report.push_str("- scores per item: [scores.jsonl](scores.jsonl), [scores.csv](scores.csv)\n- correlations: [correlations.md](correlations.md), [correlations.json](correlations.json)\n");
+    if plots {
+        report.push_str("- heat map: [plots/heatmap_spearman.png](plots/heatmap_spearman.png) ([svg](plots/heatmap_spearman.svg))\n");
+        for c in &criteria {
+            let stem = format!("plots/scatter_{}", c.to_lowercase());
+            let _ = writeln!(report, "- scatter, {c}: [{stem}.png]({stem}.png) ([svg]({stem}.svg))");
+        }
+    }
+    report.push_str("\n## Families\n\n| family | status | seconds | notes |\n|---|---|---|---|\n");
+    for r in runs {
+        let status = match &r.status {
+            FamilyStatus::Computed { metrics, cached_for_next_run: true } => format!("computed, {metrics} metrics, cached"),
+            FamilyStatus::Computed { metrics, cached_for_next_run: false } => format!("computed, {metrics} metrics, not cached"),
+            FamilyStatus::Cached { metrics } => format!("from the cache, {metrics} metrics"),
+            FamilyStatus::Skipped { reason } => format!("skipped: {reason}"),
+        };
+        let _ = writeln!(report, "| {} | {status} | {:.1} | {} |", r.family, r.seconds, r.notes.join("; "));
+    }
+    let skipped: Vec<&FamilyRun> = runs.iter().filter(|r| matches!(r.status, FamilyStatus::Skipped { .. })).collect();
+    if !skipped.is_empty() {
+        report.push_str("\n## Skipped\n\n");
+        for r in skipped {
+            if let FamilyStatus::Skipped { reason } = &r.status {
+                let _ = writeln!(report, "- {}: {reason}", r.family);
+            }
+        }
+    }
+    let _ = write!(report, "\n## Turn-level correlations\n\n{}", summary_markdown(analysis));
+    if plots {
+        report.push_str("\n![heat map](plots/heatmap_spearman.png)\n");
+    }
+    report
+}
+
+/// What [`write_all`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// Whether plots were drawn (the `plots` feature).
+    pub plots: bool,
+}
+
+/// Writes `scores.jsonl`, `scores.csv`, `correlations.md`, `correlations.json`, `report.md`
+/// and, with the `plots` feature, `plots/*.png|svg` into `dir`.
+///
+/// # Errors
+/// [`Error::Io`], [`Error::Json`], [`Error::Plot`].
+pub fn write_all(dir: &Path, items: &[DialogueItem], table: &ScoreTable, human: &HumanScores, analysis: &Analysis, runs: &[FamilyRun]) -> Result<Written> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    write_atomic(&dir.join("scores.jsonl"), &scores_jsonl(items, table, human)?)?;
+    write_atomic(&dir.join("scores.csv"), &scores_csv(items, table, human)?)?;
+    write_atomic(&dir.join("correlations.md"), &correlations_markdown(analysis))?;
+    let json = serde_json::to_string_pretty(analysis).map_err(|e| Error::json(dir.join("correlations.json"), e))?;
+    write_atomic(&dir.join("correlations.json"), &json)?;
+    #[cfg(feature = "plots")]
+    let plots = {
+        crate::plot::analysis_plots(&dir.join("plots"), table, human, analysis)?;
+        true
+    };
+    #[cfg(not(feature = "plots"))]
+    let plots = false;
+    write_atomic(&dir.join("report.md"), &report_markdown(items.len(), table, analysis, runs, plots))?;
+    Ok(Written { plots })
+}

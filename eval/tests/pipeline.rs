@@ -1,0 +1,159 @@
+//! The pipeline's cache: a result is reused only under the same items and settings, an
+//! incomplete one is never cached, a family's bad column is an error; and the analysis on the
+//! real USR-PersonaChat ratings.
+
+#![allow(clippy::panic)] // test helpers fail loudly
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use dialeval_datasets::{Corpus, DialogueItem, Turn};
+use dialeval_eval::families::{LENGTH, LengthFamily, LexicalFamily};
+use dialeval_eval::{Analysis, Column, FamilyCache, FamilyOutput, FamilyScores, FamilyStatus, HumanScores, MetricFamily, Pipeline};
+
+fn item(id: &str, context: &str, response: &str, reference: &str) -> DialogueItem {
+    DialogueItem {
+        id: id.to_owned(),
+        corpus: Corpus::Jsonl,
+        context: vec![Turn::new(context)],
+        response: Some(Turn::new(response)),
+        references: vec![reference.to_owned()],
+        knowledge: None,
+        system: None,
+        annotators: Vec::new(),
+        ratings: Vec::new(),
+    }
+}
+
+/// Scores each item by its response length times `factor`, counting its computations.
+struct Counting {
+    factor: f64,
+    calls: Arc<AtomicUsize>,
+    complete: bool,
+    value: Option<f64>,
+}
+
+impl MetricFamily for Counting {
+    type Settings = f64;
+
+    fn name(&self) -> &str {
+        "counting"
+    }
+
+    fn settings(&self) -> f64 {
+        self.factor
+    }
+
+    fn compute(&self, items: &[DialogueItem], _progress: &(dyn Fn(usize, usize) + Sync)) -> dialeval_eval::Result<FamilyOutput> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let values = items.iter().map(|i| self.value.or_else(|| i.response.as_ref().map(|r| r.text.len() as f64 * self.factor))).collect();
+        Ok(FamilyOutput::Scored(FamilyScores { columns: vec![Column::new("count", values)], notes: Vec::new(), complete: self.complete }))
+    }
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("dialeval-eval-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn run(dir: &std::path::Path, items: &[DialogueItem], family: Counting) -> Vec<FamilyStatus> {
+    let mut p = Pipeline::new().with_cache(FamilyCache::open(dir).unwrap_or_else(|e| panic!("{e}")));
+    p.add(family);
+    p.run(items, &|_| {}).unwrap_or_else(|e| panic!("{e}")).runs.into_iter().map(|r| r.status).collect()
+}
+
+#[test]
+fn a_cached_result_is_reused_only_under_the_same_items_and_settings() {
+    let dir = temp("cache");
+    let calls = Arc::new(AtomicUsize::new(0));
+    let family = |factor: f64| Counting { factor, calls: Arc::clone(&calls), complete: true, value: None };
+    let items = vec![item("1", "hi", "hello there", "hey"), item("2", "how are you", "fine", "good")];
+    run(&dir, &items, family(1.0));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert!(matches!(run(&dir, &items, family(1.0))[0], FamilyStatus::Cached { metrics: 1 }));
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "same items and settings: cached");
+    run(&dir, &items, family(2.0));
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "other settings: recomputed");
+    let mut changed = items.clone();
+    changed[1].context[0].text = "how are you doing".into();
+    run(&dir, &changed, family(2.0));
+    assert_eq!(calls.load(Ordering::SeqCst), 3, "another context: recomputed");
+    changed[1].references[0] = "good, thanks".into();
+    run(&dir, &changed, family(2.0));
+    assert_eq!(calls.load(Ordering::SeqCst), 4, "another reference: recomputed");
+    if let Some(r) = changed[0].response.as_mut() {
+        r.amr = Some("(h / hello)".into());
+    }
+    run(&dir, &changed, family(2.0));
+    assert_eq!(calls.load(Ordering::SeqCst), 5, "a graph attached: recomputed");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_incomplete_result_is_used_but_not_cached() {
+    let dir = temp("incomplete");
+    let calls = Arc::new(AtomicUsize::new(0));
+    let items = vec![item("1", "hi", "hello", "hey")];
+    for _ in 0..2 {
+        let status = run(&dir, &items, Counting { factor: 1.0, calls: Arc::clone(&calls), complete: false, value: None });
+        assert!(matches!(status[0], FamilyStatus::Computed { cached_for_next_run: false, .. }));
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_non_finite_score_is_an_error_and_nothing_is_cached() {
+    let dir = temp("nan");
+    let items = vec![item("1", "hi", "hello", "hey")];
+    let mut p = Pipeline::new().with_cache(FamilyCache::open(&dir).unwrap_or_else(|e| panic!("{e}")));
+    p.add(Counting { factor: 1.0, calls: Arc::new(AtomicUsize::new(0)), complete: true, value: Some(f64::NAN) });
+    let err = p.run(&items, &|_| {}).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.contains("count") && err.contains("non-finite"), "{err}");
+    assert!(!dir.join("counting.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_lexical_cache_key_records_whether_wordnet_was_found() {
+    let without = LexicalFamily::with_wordnet(Err("METEOR left out: no WordNet".into())).unwrap_or_else(|e| panic!("{e}"));
+    let a = serde_json::to_value(without.settings()).unwrap_or_default();
+    assert!(a["meteor"].get("Err").is_some(), "{a}");
+    let items = vec![item("1", "hi", "hello there", "hello there"), item("2", "yo", "no", "yes")];
+    let FamilyOutput::Scored(scores) = without.compute(&items, &|_, _| {}).unwrap_or_else(|e| panic!("{e}")) else { panic!("scored") };
+    let names: Vec<&str> = scores.columns.iter().map(|c| c.metric.as_str()).collect();
+    assert_eq!(names, ["BLEU-4", "ROUGE-L"]);
+    assert!(scores.notes.iter().any(|n| n.contains("METEOR left out")));
+    // With the system's WordNet (installed by .ci/run) the key differs and METEOR is there.
+    if let Ok(with) = LexicalFamily::new() {
+        let b = serde_json::to_value(with.settings()).unwrap_or_default();
+        if b["meteor"].get("Ok").is_some() {
+            assert_ne!(a, b);
+            let FamilyOutput::Scored(s) = with.compute(&items, &|_, _| {}).unwrap_or_else(|e| panic!("{e}")) else { panic!("scored") };
+            assert_eq!(s.columns.len(), 3);
+        }
+    }
+}
+
+#[test]
+fn the_length_baseline_on_usr_personachat_correlates_perfectly_with_length() {
+    // The copy bundled in the repository for the main job.
+    let items = dialeval_datasets::usr::load(&dialeval_testkit::workspace_dir().join("data/usr-personachat/pc_usr_data.json")).unwrap_or_else(|e| panic!("{e}"));
+    let mut p = Pipeline::new();
+    p.add(LengthFamily);
+    let scored = p.run(&items, &|_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let human = HumanScores::of(&items);
+    let lengths: Vec<Option<f64>> = items.iter().map(|i| i.response.as_ref().map(|r| dialeval_common::word_count(&r.text) as f64)).collect();
+    let systems: Vec<Option<String>> = items.iter().map(|i| i.system.clone()).collect();
+    let config = dialeval_metrics::report::ReportConfig { bootstrap: None, ..Default::default() };
+    let a = Analysis::of(&scored.table, &human, &systems, &lengths, &config).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.metrics.len(), 1);
+    assert_eq!(a.metrics[0].metric.as_str(), LENGTH);
+    let l = a.metrics[0].length.unwrap_or_else(|| panic!("a length correlation"));
+    assert!((l.spearman - 1.0).abs() < 1e-12 && l.n == 300);
+    assert_eq!(a.criteria.len(), 6, "USR rates six criteria");
+    assert!(!a.system_level.is_empty(), "USR has several systems");
+    let written = dialeval_eval::write::scores_csv(&items, &scored.table, &human).unwrap_or_default();
+    assert_eq!(written.lines().count(), 301);
+}
