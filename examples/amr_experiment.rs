@@ -32,22 +32,42 @@ use dialeval_slm_model::model::Mode;
 use dialeval_slm_model::train::{Scorer, TrainConfig, auc_against, train};
 use serde_json::json;
 
+#[derive(Debug, clap::Parser)]
+#[command(about = "Gated vs text-only vs graph-only SLM on DailyDialog++ with silver AMR, over seeds")]
+struct Args {
+    /// Runs, tables and plots.
+    #[arg(long)]
+    out: PathBuf,
+    /// Seeds, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "0,1,2")]
+    seeds: Vec<u64>,
+    /// Modes, comma-separated (gated, text_only, graph_only, concat).
+    #[arg(long, value_delimiter = ',', default_value = "gated,text_only,graph_only", value_parser = dialeval_examples::serde_value::<Mode>)]
+    modes: Vec<Mode>,
+    /// Epochs per run.
+    #[arg(long, default_value_t = 3)]
+    epochs: usize,
+    /// Annotated DailyDialog++ dev contexts used for training.
+    #[arg(long, default_value_t = 500)]
+    contexts: usize,
+    /// Unannotated DailyDialog++ test contexts in the text-only test set.
+    #[arg(long, default_value_t = 300)]
+    rest_contexts: usize,
+    /// The shared data folder.
+    #[arg(long, default_value = "../shared")]
+    shared: PathBuf,
+}
+
 fn main() -> ExitCode {
-    dialeval_examples::finish("amr_experiment", run())
+    dialeval_examples::finish("amr_experiment", run(&<Args as clap::Parser>::parse()))
 }
 
 fn ids(path: &Path) -> Result<Vec<u64>, Box<dyn std::error::Error>> {
     Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let opts = dialeval_examples::flags(std::env::args().skip(1))?;
-    let get = |k: &str, d: &str| opts.get(k).cloned().unwrap_or_else(|| d.to_owned());
-    let shared = PathBuf::from(get("shared", "../shared"));
-    let out = PathBuf::from(opts.get("out").ok_or("--out DIR is required")?);
-    let seeds: Vec<u64> = get("seeds", "0,1,2").split(',').map(str::parse).collect::<Result<_, _>>()?;
-    let modes: Vec<Mode> = get("modes", "gated,text_only,graph_only").split(',').map(|m| serde_json::from_value(json!(m))).collect::<Result<_, _>>()?;
-    let epochs: usize = get("epochs", "3").parse()?;
+fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let (shared, out, seeds, modes, epochs) = (&args.shared, &args.out, &args.seeds, &args.modes, args.epochs);
     let dd = shared.join("data/dailydialog-plusplus");
     let silver = shared.join("data/silver-amr");
     let exclude = ExcludeList::load(&dd.join("overlap_exclude_ids.tsv"))?;
@@ -57,11 +77,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut dev_ids = ids(&silver.join("dailydialog-plusplus-dev200.context-ids.json"))?;
     dev_ids.extend(ids(&silver.join("dailydialog-plusplus-dev-more300.context-ids.json"))?);
     let test_ids = ids(&silver.join("dailydialog-plusplus-test100.context-ids.json"))?;
-    dev_ids.truncate(get("contexts", "500").parse()?);
+    dev_ids.truncate(args.contexts);
     let dev_contexts: Vec<_> = ddpp::load(&dd.join("dev.json"))?.into_iter().filter(|c| dev_ids.contains(&c.id)).collect();
     let test_all = ddpp::load(&dd.join("test.json"))?;
     let (annotated, mut rest): (Vec<_>, Vec<_>) = test_all.into_iter().partition(|c| test_ids.contains(&c.id));
-    rest.truncate(get("rest-contexts", "300").parse()?);
+    rest.truncate(args.rest_contexts);
     let config = |seed| DdppPairConfig { max_context_turns: Some(2), seed, ..DdppPairConfig::default() };
     let (mut pairs, _) = ddpp_pairs(&dev_contexts, "dev.json", Some(&exclude), &config(0))?;
     let dev_coverage = index.attach_pairs(&mut pairs);
@@ -99,9 +119,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let criteria = human_criteria(&usr);
     // Earlier runs into the same directory (other modes or seeds) are kept.
     let mut results: Vec<serde_json::Value> = std::fs::read_to_string(out.join("results.json")).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
-    for &seed in &seeds {
+    for &seed in seeds {
         let (train_p, dev_p, _) = split_by_group(pairs.clone(), [0.9, 0.1, 0.0], seed, ddpp_context)?;
-        for &mode in &modes {
+        for &mode in modes {
             let dir = out.join(format!("{}-seed{seed}", serde_json::to_value(mode)?.as_str().unwrap_or("mode")));
             let bar = Progress::new(&format!("{mode:?} seed {seed}"));
             let logs = train(&train_p, &dev_p, &TrainConfig { mode, epochs, seed, ..TrainConfig::default() }, &dir, None, &|e, s, n| bar.update_epoch(e, s, n))?;
@@ -132,7 +152,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             std::fs::write(out.join("results.json"), serde_json::to_string_pretty(&results)?)?;
         }
     }
-    report(&out, &results, &criteria)
+    report(out, &results, &criteria)
 }
 
 /// Mean of the finite values (NaN when there is none).

@@ -31,49 +31,124 @@ use std::process::ExitCode;
 use burn::prelude::Device;
 use dialeval_common::SplitMix64;
 use dialeval_datasets::ddpp::{self, DdppContext, ExcludeList};
+use dialeval_examples::YesNo;
 use dialeval_examples::{Progress, embedding_cache, human_criteria, report_markdown};
 use dialeval_metrics::embedding::{HybridStrategy, Pooling, hybrid, min_max_normalize, referenced_score};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
-use dialeval_slm_model::ruber::{RuberConfig, RuberScorer, Triple, train_unreferenced};
+use dialeval_slm_model::ruber::{Embeddings, Objective, Representation, RuberConfig, RuberScorer, Triple, train_unreferenced};
 use serde_json::json;
 
-fn main() -> ExitCode {
-    dialeval_examples::finish("bert_ruber", run())
+#[derive(Debug, clap::Parser)]
+#[command(about = "BERT-RUBER: train the unreferenced model, or score USR-PersonaChat")]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+    /// The sentence encoder (default: all-MiniLM-L6-v2 from scripts/fetch_minilm.sh).
+    #[arg(long, global = true)]
+    encoder: Option<PathBuf>,
+    /// The shared data folder.
+    #[arg(long, global = true, default_value = "../shared")]
+    shared: PathBuf,
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
-    let command = args.next().ok_or("usage: bert_ruber train|score [--flag value]...")?;
-    let opts = dialeval_examples::flags(args)?;
-    let get = |k: &str, d: &str| opts.get(k).cloned().unwrap_or_else(|| d.to_owned());
-    let shared = PathBuf::from(get("shared", "../shared"));
-    let encoder_dir = opts.get("encoder").map_or_else(default_model_dir, PathBuf::from);
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Train the unreferenced model.
+    Train(TrainArgs),
+    /// Score USR-PersonaChat and correlate with its ratings.
+    Score(ScoreArgs),
+}
+
+/// The training triples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Data {
+    /// The training mix.
+    Mix,
+    /// data_positives.json with sampled negatives.
+    Positives,
+}
+
+#[derive(Debug, clap::Args)]
+struct TrainArgs {
+    /// Checkpoints, log and test results.
+    #[arg(long)]
+    out: PathBuf,
+    /// bert (the encoder's token states) or static (word-piece embeddings trained here).
+    #[arg(long, default_value = "bert", value_parser = dialeval_examples::serde_value::<Embeddings>)]
+    embeddings: Embeddings,
+    /// max_pool, mean_pool or bi_gru.
+    #[arg(long, default_value = "max_pool", value_parser = dialeval_examples::serde_value::<Representation>)]
+    representation: Representation,
+    /// cross_entropy or ranking.
+    #[arg(long, default_value = "cross_entropy", value_parser = dialeval_examples::serde_value::<Objective>)]
+    objective: Objective,
+    /// The training triples.
+    #[arg(long, value_enum, default_value_t = Data::Mix)]
+    data: Data,
+    /// mix: add Topical-Chat pairs.
+    #[arg(long, value_enum, default_value_t = YesNo::Yes)]
+    topical: YesNo,
+    /// positives: contexts of data_positives.json used.
+    #[arg(long, default_value_t = 2000)]
+    contexts: usize,
+    /// Context turns in the query.
+    #[arg(long, default_value_t = 2)]
+    query_turns: usize,
+    /// Epochs.
+    #[arg(long, default_value_t = 10)]
+    epochs: usize,
+    /// Batch size.
+    #[arg(long, default_value_t = 64)]
+    batch: usize,
+    /// Learning rate.
+    #[arg(long, default_value_t = 0.001)]
+    lr: f64,
+    /// Seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+#[derive(Debug, clap::Args)]
+struct ScoreArgs {
+    /// The trained model.
+    #[arg(long)]
+    model: PathBuf,
+    /// Scores per item, as JSON lines.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    dialeval_examples::finish("bert_ruber", run(&<Args as clap::Parser>::parse()))
+}
+
+fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let shared = &args.shared;
     let device = Device::flex();
-    let encoder = PretrainedEncoder::load(&encoder_dir, &device)?;
-    match command.as_str() {
-        "train" => {
+    let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &device)?;
+    match &args.command {
+        Command::Train(t) => {
             let config = RuberConfig {
-                embeddings: choice(&get("embeddings", "bert"))?,
-                representation: choice(&get("representation", "max_pool"))?,
-                objective: choice(&get("objective", "cross_entropy"))?,
-                epochs: get("epochs", "10").parse()?,
-                batch_size: get("batch", "64").parse()?,
-                lr: get("lr", "0.001").parse()?,
-                seed: get("seed", "0").parse()?,
-                query_turns: get("query-turns", "2").parse()?,
+                embeddings: t.embeddings,
+                representation: t.representation,
+                objective: t.objective,
+                epochs: t.epochs,
+                batch_size: t.batch,
+                lr: t.lr,
+                seed: t.seed,
+                query_turns: t.query_turns,
                 ..RuberConfig::default()
             };
-            let out = PathBuf::from(opts.get("out").ok_or("--out DIR is required")?);
+            let out = &t.out;
             let mut test_pairs = Vec::new();
-            let (train, dev) = match get("data", "mix").as_str() {
-                "mix" => {
-                    let topical = dialeval_examples::topical_flag(&get("topical", "yes"))?;
-                    let mix = dialeval_examples::training_mix(&shared, &dialeval_datasets::mix::MixConfig { seed: config.seed, topical, ..Default::default() })?;
+            let (train, dev) = match t.data {
+                Data::Mix => {
+                    let topical = dialeval_examples::topical_flag(t.topical);
+                    let mix = dialeval_examples::training_mix(shared, &dialeval_datasets::mix::MixConfig { seed: config.seed, topical, ..Default::default() })?;
                     test_pairs = mix.test;
                     (mix_triples(&mix.train, &config), mix_triples(&mix.dev, &config))
                 }
-                "positives" => positives_triples(&shared, &config, get("contexts", "2000").parse()?)?,
-                other => return Err(format!("unknown --data {other:?} (mix, positives)").into()),
+                Data::Positives => positives_triples(shared, &config, t.contexts)?,
             };
             eprintln!("bert_ruber: {} training triples, {} dev triples", train.len(), dev.len());
             let mut cache = embedding_cache(&encoder)?;
@@ -82,7 +157,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             cache.fill(&encoder, &texts, &|done, total| bar.update(done, total))?;
             bar.finish();
             let bar = Progress::new("training");
-            let logs = train_unreferenced(&train, &dev, &cache, encoder.vocab_size(), &config, &out, &|epoch, step, steps| bar.update_epoch(epoch, step, steps))?;
+            let logs = train_unreferenced(&train, &dev, &cache, encoder.vocab_size(), &config, out, &|epoch, step, steps| bar.update_epoch(epoch, step, steps))?;
             bar.finish();
             for l in logs {
                 println!("{}", serde_json::to_string(&l)?);
@@ -94,7 +169,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 let texts: Vec<&str> = queries.iter().map(String::as_str).chain(test_pairs.iter().map(|p| p.response.as_str())).collect();
                 cache.fill(&encoder, &texts, &|_, _| {})?;
                 let pairs: Vec<(&str, &str)> = queries.iter().map(String::as_str).zip(test_pairs.iter().map(|p| p.response.as_str())).collect();
-                let scores = RuberScorer::load(&out, Device::flex())?.score(&cache, &pairs)?;
+                let scores = RuberScorer::load(out, Device::flex())?.score(&cache, &pairs)?;
                 let auc = |kind| dialeval_slm_model::train::auc_against(&test_pairs, &scores, kind);
                 let labels: Vec<u8> = test_pairs.iter().map(dialeval_datasets::pairs::TrainingPair::label).collect();
                 use dialeval_datasets::pairs::PairKind;
@@ -103,8 +178,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 println!("{}", json!({ "test": test }));
             }
         }
-        "score" => {
-            let scorer = RuberScorer::load(Path::new(opts.get("model").ok_or("--model DIR is required")?), device)?;
+        Command::Score(a) => {
+            let scorer = RuberScorer::load(&a.model, device)?;
             let items = dialeval_datasets::usr::load(&shared.join("data/usr-personachat/pc_usr_data.json"))?;
             let queries: Vec<String> = items.iter().map(|i| scorer.config.query(&i.context.iter().map(|t| t.text.as_str()).collect::<Vec<_>>())).collect();
             let responses: Vec<&str> = items.iter().map(|i| i.response.as_ref().map_or("", |r| r.text.as_str())).collect();
@@ -127,7 +202,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             let (nu, nr) = (min_max_normalize(&unref_sub)?, min_max_normalize(&referenced)?);
             let strategies = [("min", HybridStrategy::Min), ("max", HybridStrategy::Max), ("arithmetic_mean", HybridStrategy::ArithmeticMean), ("geometric_mean", HybridStrategy::GeometricMean)];
             let hybrids: Vec<(String, Vec<f64>)> = strategies.iter().map(|(n, s)| Ok((format!("hybrid_{n}"), hybrid(&nu, &nr, *s)?))).collect::<Result<_, Box<dyn std::error::Error>>>()?;
-            if let Some(path) = opts.get("out") {
+            if let Some(path) = &a.out {
                 let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
                 for (k, item) in items.iter().enumerate() {
                     let j = with_ref.iter().position(|&i| i == k);
@@ -146,14 +221,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             metrics.extend(hybrids.iter().map(|(n, v)| (n.as_str(), v.as_slice())));
             println!("## the {} items with a reference\n\n{}", with_ref.len(), report_markdown(&metrics, &sub_criteria)?);
         }
-        other => return Err(format!("unknown command {other:?} (train, score)").into()),
     }
     Ok(())
-}
-
-/// A snake_case enum value given on the command line.
-fn choice<T: serde::de::DeserializeOwned>(value: &str) -> Result<T, Box<dyn std::error::Error>> {
-    serde_json::from_value(serde_json::Value::String(value.to_owned())).map_err(|e| format!("{value:?}: {e}").into())
 }
 
 /// The triples of mix pairs: within each context (or conversation), the k-th positive with the

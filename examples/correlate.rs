@@ -46,34 +46,48 @@ fn field(v: &Value, path: &str) -> Result<f64, String> {
     }
 }
 
+/// What to do with NaN values, as scipy's `nan_policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Nan {
+    Propagate,
+    Omit,
+    Raise,
+}
+
+#[derive(Debug, clap::Parser)]
+#[command(about = "Pearson, Spearman and Kendall of two fields of a JSONL file, with p-values and intervals")]
+struct Args {
+    /// Scores, one JSON object per line.
+    scores: String,
+    /// The first field (a JSON path such as `metrics.BLEU-4`).
+    #[arg(long)]
+    x: String,
+    /// The second field.
+    #[arg(long)]
+    y: String,
+    /// Coverage of the bootstrap intervals.
+    #[arg(long, default_value_t = BootstrapConfig::default().confidence)]
+    confidence: f64,
+    /// Bootstrap resamples.
+    #[arg(long, default_value_t = BootstrapConfig::default().resamples)]
+    resamples: usize,
+    /// Bootstrap seed.
+    #[arg(long, default_value_t = BootstrapConfig::default().seed)]
+    seed: u64,
+    /// NaN handling.
+    #[arg(long, value_enum, default_value_t = Nan::Propagate)]
+    nan_policy: Nan,
+}
+
 fn run() -> Result<Value, String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut path = None;
-    let (mut x, mut y) = (None, None);
-    let mut boot = BootstrapConfig::default();
-    let mut nan_policy = NanPolicy::Propagate;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut val = || it.next().cloned().ok_or(format!("{a} needs a value"));
-        match a.as_str() {
-            "--x" => x = Some(val()?),
-            "--y" => y = Some(val()?),
-            "--confidence" => boot.confidence = val()?.parse().map_err(|e| format!("--confidence: {e}"))?,
-            "--resamples" => boot.resamples = val()?.parse().map_err(|e| format!("--resamples: {e}"))?,
-            "--seed" => boot.seed = val()?.parse().map_err(|e| format!("--seed: {e}"))?,
-            "--nan-policy" => {
-                nan_policy = match val()?.as_str() {
-                    "propagate" => NanPolicy::Propagate,
-                    "omit" => NanPolicy::Omit,
-                    "raise" => NanPolicy::Raise,
-                    other => return Err(format!("unknown --nan-policy {other}")),
-                }
-            }
-            _ => path = Some(a.clone()),
-        }
-    }
-    let usage = "usage: correlate SCORES.jsonl --x FIELD --y FIELD";
-    let (path, x, y) = (path.ok_or(usage)?, x.ok_or(usage)?, y.ok_or(usage)?);
+    let args = <Args as clap::Parser>::parse();
+    let boot = BootstrapConfig { confidence: args.confidence, resamples: args.resamples, seed: args.seed };
+    let nan_policy = match args.nan_policy {
+        Nan::Propagate => NanPolicy::Propagate,
+        Nan::Omit => NanPolicy::Omit,
+        Nan::Raise => NanPolicy::Raise,
+    };
+    let (path, x, y) = (args.scores, args.x, args.y);
     let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
     let (mut xs, mut ys) = (Vec::new(), Vec::new());
     for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {

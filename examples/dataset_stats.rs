@@ -1,25 +1,56 @@
 //! Counts for any supported corpus, as JSON.
 //!
 //! ```text
-//! cargo run --release --example dataset_stats -- KIND PATH [AMR_SIDE_FILE ...]
+//! cargo run --release --example dataset_stats -- KIND PATH [AMR_SIDE_FILE ...] [--subset DATASET] [--model MODEL]
 //! ```
 //! KIND is one of `usr`, `fed`, `ddpp`, `topical` (PATH = the `topical-chat` folder; valid_rare
-//! and test_rare are counted), `grade` (PATH = a model folder; the judgements are
-//! `human_judgement.json` two levels up, dataset and model from the path), `jsonl`,
-//! `diplomacy` (PATH = a Diplomacy AMR file). Prints items, contexts, responses per label or
-//! system, annotators, criteria present and, with side files (or for diplomacy), AMR coverage.
+//! and test_rare are counted), `grade` (PATH = the release's `evaluation/` folder; every
+//! (dataset, model) cell, or those of `--subset` / `--model`), `jsonl`, `diplomacy` (PATH = a
+//! Diplomacy AMR file). Prints items, contexts, responses per label or system, annotators,
+//! criteria present and, with side files (or for diplomacy), AMR coverage.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::{Parser, ValueEnum};
 use dialeval_datasets::amr::{AmrIndex, read_blocks};
 use dialeval_datasets::pairs::{DiplomacyPairConfig, diplomacy_pairs};
 use dialeval_datasets::{Criterion, DialogueItem, ddpp, fed, grade, jsonl, topical, usr};
 use serde_json::{Value, json};
 
+/// The corpus kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Kind {
+    Usr,
+    Fed,
+    Ddpp,
+    Topical,
+    Grade,
+    Jsonl,
+    Diplomacy,
+}
+
+#[derive(Debug, Parser)]
+#[command(about = "Counts for any supported corpus, as JSON")]
+struct Args {
+    /// The corpus kind.
+    #[arg(value_enum)]
+    kind: Kind,
+    /// The corpus file or folder.
+    path: PathBuf,
+    /// PENMAN side files to attach (AMR coverage is reported).
+    side: Vec<PathBuf>,
+    /// grade: only this dataset's cells (`convai2`, `dailydialog`, …).
+    #[arg(long)]
+    subset: Option<String>,
+    /// grade: only this model's cells.
+    #[arg(long)]
+    model: Option<String>,
+}
+
 fn main() -> ExitCode {
-    match run() {
+    match run(&Args::parse()) {
         Ok(v) => {
             println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
             ExitCode::SUCCESS
@@ -60,43 +91,42 @@ fn item_stats(items: &[DialogueItem]) -> Value {
     })
 }
 
-fn run() -> Result<Value, Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let [kind, path, side @ ..] = args.as_slice() else {
-        return Err("usage: dataset_stats KIND PATH [AMR_SIDE_FILE ...]".into());
-    };
-    let path = Path::new(path);
+fn run(args: &Args) -> Result<Value, Box<dyn std::error::Error>> {
+    let (path, side) = (args.path.as_path(), &args.side);
     let attach = |items: &mut Vec<DialogueItem>| -> Result<Option<Value>, Box<dyn std::error::Error>> {
         if side.is_empty() {
             return Ok(None);
         }
-        let index = AmrIndex::load(&side.iter().map(PathBuf::from).collect::<Vec<_>>())?;
+        let index = AmrIndex::load(side)?;
         let c = index.attach(items);
         Ok(Some(json!({"graphs": index.len(), "turns": c.turns, "turns_with_amr": c.with_amr})))
     };
-    let mut out = match kind.as_str() {
-        "usr" | "jsonl" | "grade" => {
-            let mut items = match kind.as_str() {
-                "usr" => usr::load(path)?,
-                "jsonl" => jsonl::load(path)?,
+    let mut out = match args.kind {
+        Kind::Usr | Kind::Jsonl | Kind::Grade => {
+            let mut cells = None;
+            let mut items = match args.kind {
+                Kind::Usr => usr::load(path)?,
+                Kind::Jsonl => jsonl::load(path)?,
                 _ => {
-                    let model = path.file_name().and_then(|m| m.to_str()).ok_or("grade PATH must end in a model folder")?;
-                    let dataset = path.parent().and_then(Path::file_name).and_then(|d| d.to_str()).ok_or("grade PATH must be DATASET/MODEL")?;
-                    let judgements = path.parent().and_then(Path::parent).ok_or("no judgements file above the model folder")?.join("human_judgement.json");
-                    grade::load(path, &judgements, &format!("{dataset}_EVAL"), model)?
+                    let release = grade::load_release(path, args.subset.as_deref(), args.model.as_deref())?;
+                    cells = Some(release.cells.iter().map(|(c, n)| (format!("{}/{}", c.dataset, c.model), *n)).collect::<BTreeMap<String, usize>>());
+                    release.items
                 }
             };
             let mut v = item_stats(&items);
+            if let Some(cells) = cells {
+                v["cells"] = json!(cells);
+            }
             if let Some(a) = attach(&mut items)? {
                 v["amr"] = a;
             }
             v
         }
-        "fed" => {
+        Kind::Fed => {
             let f = fed::load(path)?;
             json!({"turn_level": item_stats(&f.turns), "dialogue_level": item_stats(&f.dialogues)})
         }
-        "ddpp" => {
+        Kind::Ddpp => {
             let contexts = ddpp::load(path)?;
             let sum = |f: fn(&ddpp::DdppContext) -> usize| contexts.iter().map(f).sum::<usize>();
             json!({"contexts": contexts.len(), "responses": {
@@ -104,7 +134,7 @@ fn run() -> Result<Value, Box<dyn std::error::Error>> {
                 "random_negative": sum(|c| c.random_negatives.len()),
                 "adversarial_negative": sum(|c| c.adversarial_negatives.len())}})
         }
-        "topical" => {
+        Kind::Topical => {
             let wiki = topical::load_wiki(&path.join("wiki.json"))?;
             let mut splits = serde_json::Map::new();
             for split in ["valid_rare", "test_rare"] {
@@ -121,15 +151,14 @@ fn run() -> Result<Value, Box<dyn std::error::Error>> {
             }
             json!({"wiki_snippets": wiki.shortened.len() + wiki.summarized.len(), "splits": splits})
         }
-        "diplomacy" => {
+        Kind::Diplomacy => {
             let blocks = read_blocks(path)?;
             let (pairs, skipped) = diplomacy_pairs(&blocks, &DiplomacyPairConfig::default())?;
             json!({"graphs": blocks.len(), "empty_placeholders": blocks.iter().filter(|b| b.is_empty_placeholder()).count(),
                    "pairs": pairs.len(), "positive_pairs": pairs.iter().filter(|p| p.label() == 1).count(), "blocks_without_id": skipped})
         }
-        other => return Err(format!("unknown KIND {other:?} (usr, fed, ddpp, topical, grade, jsonl, diplomacy)").into()),
     };
-    out["kind"] = json!(kind);
+    out["kind"] = json!(format!("{:?}", args.kind).to_lowercase());
     out["path"] = json!(path.display().to_string());
     Ok(out)
 }

@@ -38,7 +38,9 @@ enum Corpus {
     Usr,
     /// FED turn level (`fed_data.json`).
     Fed,
-    /// GRADE's release (`--input MODEL_DIR,JUDGEMENTS.json,DATASET,MODEL`).
+    /// FED dialogue level (`fed_data.json`; whole dialogues, no response).
+    FedDialogue,
+    /// GRADE's release (`--input` = its `evaluation/` folder; every cell, or `--subset DATASET`).
     Grade,
     /// The generic JSONL format of `dialeval-datasets`.
     Jsonl,
@@ -66,6 +68,9 @@ struct Args {
     /// The corpus file (required for fed, grade and jsonl).
     #[arg(long)]
     input: Option<String>,
+    /// grade: only the cells of this dataset (`convai2`, `dailydialog`, `empatheticdialogues`).
+    #[arg(long)]
+    subset: Option<String>,
     /// PENMAN files whose graphs are attached to turns by sentence text (default for usr: the bundled silver AMR).
     #[arg(long, value_delimiter = ',')]
     amr: Vec<PathBuf>,
@@ -215,14 +220,20 @@ fn report(event: Event<'_>, bar: &std::sync::Mutex<Option<Progress>>) {
 
 fn load_corpus(args: &Args) -> AnyResult<Vec<DialogueItem>> {
     let input = || args.input.as_deref().ok_or_else(|| format!("--corpus {:?} needs --input", args.corpus));
+    if args.subset.is_some() && args.corpus != Corpus::Grade {
+        return Err("--subset is for --corpus grade".into());
+    }
     Ok(match args.corpus {
         Corpus::Usr => dialeval_datasets::usr::load(&args.input.as_ref().map_or_else(|| args.data.join("usr-personachat/pc_usr_data.json"), PathBuf::from))?,
         Corpus::Fed => dialeval_datasets::fed::load(Path::new(input()?))?.turns,
+        Corpus::FedDialogue => dialeval_datasets::fed::load(Path::new(input()?))?.dialogues,
         Corpus::Jsonl => dialeval_datasets::jsonl::load(Path::new(input()?))?,
         Corpus::Grade => {
-            let parts: Vec<&str> = input()?.split(',').collect();
-            let [dir, judgements, dataset, model] = parts[..] else { return Err("--input for grade is MODEL_DIR,JUDGEMENTS.json,DATASET,MODEL".into()) };
-            dialeval_datasets::grade::load(Path::new(dir), Path::new(judgements), dataset, model)?
+            let release = dialeval_datasets::grade::load_release(Path::new(input()?), args.subset.as_deref(), None)?;
+            for (cell, n) in &release.cells {
+                eprintln!("evaluate: GRADE {}/{}: {n} items", cell.dataset, cell.model);
+            }
+            release.items
         }
     })
 }

@@ -22,26 +22,78 @@ use dialeval_llm_prompt::prompt::{PromptInput, Templates, Variant};
 use dialeval_llm_prompt::{CachedClient, Judge, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
 use serde_json::{Value, json};
 
-fn main() -> ExitCode {
-    dialeval_examples::finish("llm_judge", run())
+/// How answers become scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ScoringKind {
+    /// Read the number in the answer.
+    Parse,
+    /// Probability-weighted mean over the score tokens (top 20 logprobs).
+    Logprob,
+    /// Mean of `--samples` answers at `--temperature`.
+    Sample,
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let opts = dialeval_examples::flags(std::env::args().skip(1))?;
-    let get = |k: &str, default: &str| opts.get(k).cloned().unwrap_or_else(|| default.to_owned());
-    let input = opts.get("input").ok_or("--input ITEMS.jsonl is required")?;
-    let variant: Variant = get("variant", "full").parse()?;
-    let criteria: Vec<Criterion> = match get("criteria", "all").as_str() {
+#[derive(Debug, clap::Parser)]
+#[command(about = "Rate items with an LLM judge on the paper's four criteria")]
+struct Args {
+    /// Items in the generic JSONL format (optional top-level `slm_score`).
+    #[arg(long)]
+    input: std::path::PathBuf,
+    /// OpenAI-compatible endpoint.
+    #[arg(long, default_value = "http://127.0.0.1:8089/v1")]
+    base_url: String,
+    /// Model name sent to the endpoint.
+    #[arg(long, default_value = "smollm2-135m")]
+    model: String,
+    /// `all` or a comma-separated list (coherence, groundedness, …).
+    #[arg(long, default_value = "all")]
+    criteria: String,
+    /// Prompt variant: full, no-slm, no-amr, plain, multi.
+    #[arg(long, default_value = "full")]
+    variant: Variant,
+    /// How answers become scores.
+    #[arg(long, value_enum, default_value_t = ScoringKind::Parse)]
+    scoring: ScoringKind,
+    /// Answers per judgement with `--scoring sample`.
+    #[arg(long, default_value_t = 5)]
+    samples: usize,
+    /// Temperature with `--scoring sample`.
+    #[arg(long, default_value_t = 0.7)]
+    temperature: f64,
+    /// Response cache (a killed run resumes without repeating calls).
+    #[arg(long, default_value = ".dialeval-cache/llm")]
+    cache: std::path::PathBuf,
+    /// A folder of templates replacing the shipped ones by file name.
+    #[arg(long)]
+    templates: Option<std::path::PathBuf>,
+    /// Prompt budget in characters.
+    #[arg(long, default_value_t = 12_000)]
+    budget: usize,
+    /// Seconds before a call times out.
+    #[arg(long, default_value_t = 300)]
+    timeout: u64,
+    /// Calls in flight.
+    #[arg(long, default_value_t = 1)]
+    concurrency: usize,
+}
+
+fn main() -> ExitCode {
+    dialeval_examples::finish("llm_judge", run(&<Args as clap::Parser>::parse()))
+}
+
+fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let input = &args.input;
+    let variant = args.variant;
+    let criteria: Vec<Criterion> = match args.criteria.as_str() {
         "all" => CRITERIA.to_vec(),
         list => list.split(',').map(|c| c.parse::<Criterion>()).collect::<Result<_, _>>()?,
     };
-    let scoring = match get("scoring", "parse").as_str() {
-        "parse" => Scoring::Parse,
-        "logprob" => Scoring::Logprob { top_logprobs: 20, min_mass: 0.5 },
-        "sample" => Scoring::Sample { samples: get("samples", "5").parse()?, temperature: get("temperature", "0.7").parse()? },
-        other => return Err(format!("unknown --scoring {other:?} (parse, logprob, sample)").into()),
+    let scoring = match args.scoring {
+        ScoringKind::Parse => Scoring::Parse,
+        ScoringKind::Logprob => Scoring::Logprob { top_logprobs: 20, min_mass: 0.5 },
+        ScoringKind::Sample => Scoring::Sample { samples: args.samples, temperature: args.temperature },
     };
-    let items = dialeval_datasets::jsonl::load(input.as_ref())?;
+    let items = dialeval_datasets::jsonl::load(input)?;
     let text = std::fs::read_to_string(input)?;
     let slm: Vec<Option<f64>> = text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str::<Value>(l).ok().and_then(|v| v.get("slm_score").and_then(Value::as_f64))).collect();
     let inputs: Vec<PromptInput> = items
@@ -56,18 +108,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             response_amr: it.response.as_ref().and_then(|r| r.amr.clone()),
         })
         .collect();
-    let client = OpenAiClient::new(OpenAiConfig {
-        base_url: get("base-url", "http://127.0.0.1:8089/v1"),
-        timeout: Duration::from_secs(get("timeout", "300").parse()?),
-        concurrency: get("concurrency", "1").parse()?,
-        ..OpenAiConfig::default()
-    })?;
-    let client = CachedClient::new(client, get("cache", ".dialeval-cache/llm"))?;
-    let templates = match opts.get("templates") {
-        Some(dir) => Templates::from_dir(dir.as_ref())?,
+    let client = OpenAiClient::new(OpenAiConfig { base_url: args.base_url.clone(), timeout: Duration::from_secs(args.timeout), concurrency: args.concurrency, ..OpenAiConfig::default() })?;
+    let client = CachedClient::new(client, args.cache.clone())?;
+    let templates = match &args.templates {
+        Some(dir) => Templates::from_dir(dir)?,
         None => Templates::builtin()?,
     };
-    let config = JudgeConfig { model: get("model", "smollm2-135m"), budget_chars: get("budget", "12000").parse()?, ..JudgeConfig::default() };
+    let config = JudgeConfig { model: args.model.clone(), budget_chars: args.budget, ..JudgeConfig::default() };
     let judge = Judge::new(client, templates, config);
     let bar = dialeval_examples::Progress::new("judgements");
     let results = judge.judge_batch(&inputs, &criteria, variant, scoring, &|done, total| bar.update(done, total));

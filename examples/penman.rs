@@ -9,21 +9,27 @@
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::Parser;
 use dialeval_amr_graph::penman::PenmanReader;
 use dialeval_amr_graph::{AmrGraph, Error};
 use serde_json::{Value, json};
 
+#[derive(Debug, Parser)]
+#[command(about = "Decode every graph of a PENMAN file and print it as JSON")]
+struct Args {
+    /// The PENMAN file.
+    file: PathBuf,
+}
+
 fn main() -> ExitCode {
-    let Some(path) = std::env::args().nth(1) else {
-        eprintln!("usage: penman FILE");
-        return ExitCode::from(2);
-    };
-    let file = match File::open(&path) {
+    let args = Args::parse();
+    let file = match File::open(&args.file) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("cannot read {path}: {e}");
+            eprintln!("cannot read {}: {e}", args.file.display());
             return ExitCode::FAILURE;
         }
     };
@@ -33,7 +39,7 @@ fn main() -> ExitCode {
             Ok(tree) => graph_json(&AmrGraph::from_tree(tree)),
             Err(Error::Parse(e)) => json!({"error": e.to_string(), "line": e.line}),
             Err(e) => {
-                eprintln!("cannot read {path}: {e}");
+                eprintln!("cannot read {}: {e}", args.file.display());
                 return ExitCode::FAILURE;
             }
         };

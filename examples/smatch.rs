@@ -13,34 +13,37 @@
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Parser;
 use dialeval_amr_graph::penman::{PenmanReader, Tree};
 use dialeval_amr_graph::smatch::{Smatch, SmatchConfig, SmatchScore, SmatchTriples};
 use dialeval_amr_graph::{Error, ParseErrorKind};
 use serde_json::json;
 
-fn main() -> ExitCode {
-    dialeval_examples::finish("smatch", run().map_err(Into::into))
+#[derive(Debug, Parser)]
+#[command(about = "Smatch between two PENMAN files, graphs paired by position")]
+struct Args {
+    /// The graphs to score (smatch.py's first -f file).
+    test: PathBuf,
+    /// The gold graphs.
+    gold: PathBuf,
+    /// Random restarts of the hill climbing (smatch.py's -r).
+    #[arg(long, default_value_t = SmatchConfig::default().restarts)]
+    restarts: usize,
+    /// Seed of the random starts.
+    #[arg(long, default_value_t = SmatchConfig::default().seed)]
+    seed: u64,
 }
 
-fn run() -> Result<(), String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut files = Vec::new();
-    let mut config = SmatchConfig::default();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = |name: &str| -> Result<u64, String> { it.next().and_then(|v| v.parse().ok()).ok_or(format!("{name} needs a non-negative integer")) };
-        match arg.as_str() {
-            "--restarts" => config.restarts = usize::try_from(value("--restarts")?).map_err(|e| e.to_string())?,
-            "--seed" => config.seed = value("--seed")?,
-            _ => files.push(arg.clone()),
-        }
-    }
-    let [test, gold] = files.as_slice() else {
-        return Err("usage: smatch TEST_FILE GOLD_FILE [--restarts N] [--seed S]".into());
-    };
-    let (test, gold) = (read(test)?, read(gold)?);
+fn main() -> ExitCode {
+    dialeval_examples::finish("smatch", run(&Args::parse()).map_err(Into::into))
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let config = SmatchConfig { restarts: args.restarts, seed: args.seed };
+    let (test, gold) = (read(&args.test)?, read(&args.gold)?);
     if test.len() != gold.len() {
         return Err(format!("the files hold {} and {} graphs; they must pair up", test.len(), gold.len()));
     }
@@ -69,8 +72,9 @@ fn run() -> Result<(), String> {
     out.flush().map_err(|e| e.to_string())
 }
 
-fn read(path: &str) -> Result<Vec<Result<Tree, String>>, String> {
-    let file = File::open(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+fn read(path: &Path) -> Result<Vec<Result<Tree, String>>, String> {
+    let path = path.display();
+    let file = File::open(path.to_string()).map_err(|e| format!("cannot read {path}: {e}"))?;
     let mut graphs = Vec::new();
     for item in PenmanReader::new(BufReader::new(file)) {
         match item {

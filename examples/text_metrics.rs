@@ -37,9 +37,17 @@ fn bleu_json(s: &BleuScore) -> Value {
     json!({"score": s.score, "counts": s.counts, "totals": s.totals, "precisions": s.precisions, "bp": s.bp, "sys_len": s.sys_len, "ref_len": s.ref_len})
 }
 
+#[derive(Debug, clap::Parser)]
+#[command(about = "BLEU, ROUGE and METEOR of every pair of a JSONL file")]
+struct Args {
+    /// Pairs, one JSON object per line.
+    pairs: std::path::PathBuf,
+}
+
 fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args().nth(1).ok_or("usage: text_metrics PAIRS.jsonl")?;
-    let file = std::fs::File::open(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let args = <Args as clap::Parser>::parse();
+    let path = args.pairs.display();
+    let file = std::fs::File::open(&args.pairs).map_err(|e| format!("cannot read {path}: {e}"))?;
     let sentence = Bleu::new(BleuConfig::sentence())?;
     let corpus = Bleu::new(BleuConfig::corpus())?;
     let (plain, stemmed) = (Rouge::new(false), Rouge::new(true));

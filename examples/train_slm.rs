@@ -30,6 +30,7 @@ use burn::prelude::Device;
 use dialeval_datasets::amr::{AmrIndex, read_blocks};
 use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::pairs::{DdppPairConfig, DiplomacyPairConfig, PairKind, TrainingPair, ddpp_context, ddpp_pairs, diplomacy_pairs, split_by_group};
+use dialeval_examples::YesNo;
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
 use dialeval_slm_model::data::SentenceVectors;
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
@@ -37,8 +38,75 @@ use dialeval_slm_model::ruber::CachedSentenceVectors;
 use dialeval_slm_model::train::{Scorer, TrainConfig, accuracy, roc_auc, scores_against, train};
 use serde_json::json;
 
+/// The training data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Data {
+    /// The training mix (DailyDialog++ dev + test, data_positives, Topical-Chat).
+    Mix,
+    /// DailyDialog++ dev, tested on DailyDialog++ test.
+    Ddpp,
+    /// Diplomacy messages with gold AMR.
+    Diplomacy,
+}
+
+#[derive(Debug, clap::Parser)]
+#[command(about = "Train the SLM (AMR-gated dual encoder) on CPU")]
+struct Args {
+    /// Checkpoints, log and test results.
+    #[arg(long)]
+    out: PathBuf,
+    /// The training data.
+    #[arg(long, value_enum, default_value_t = Data::Mix)]
+    data: Data,
+    /// gated, text_only, graph_only or concat.
+    #[arg(long, default_value = "gated", value_parser = dialeval_examples::serde_value::<Mode>)]
+    mode: Mode,
+    /// pretrained (frozen MiniLM vectors) or scratch (a Transformer trained here).
+    #[arg(long, default_value = "pretrained", value_parser = dialeval_examples::serde_value::<TextEncoderKind>)]
+    text_encoder: TextEncoderKind,
+    /// Share of training steps a pair's graphs are withheld.
+    #[arg(long, default_value_t = 0.3)]
+    graph_dropout: f64,
+    /// mix: add Topical-Chat pairs.
+    #[arg(long, value_enum, default_value_t = YesNo::Yes)]
+    topical: YesNo,
+    /// mix: length-matched negatives (no: DailyDialog++'s as released, uniform sampled ones).
+    #[arg(long, value_enum, default_value_t = YesNo::Yes)]
+    length_control: YesNo,
+    /// Weight of the contrastive loss.
+    #[arg(long, default_value_t = 0.5)]
+    contrastive_weight: f64,
+    /// The sentence encoder of the pretrained text side.
+    #[arg(long)]
+    encoder: Option<PathBuf>,
+    /// Epochs.
+    #[arg(long, default_value_t = 5)]
+    epochs: usize,
+    /// Batch size.
+    #[arg(long, default_value_t = 16)]
+    batch: usize,
+    /// Learning rate.
+    #[arg(long, default_value_t = 0.001)]
+    lr: f64,
+    /// Seed of sampling, splits and initialisation.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Model width.
+    #[arg(long, default_value_t = 64)]
+    d_model: usize,
+    /// Encoder layers.
+    #[arg(long, default_value_t = 2)]
+    layers: usize,
+    /// Keep the first N training pairs and N/4 + 1 dev and test pairs (0: all).
+    #[arg(long, default_value_t = 0)]
+    limit: usize,
+    /// The shared data folder.
+    #[arg(long, default_value = "../shared")]
+    shared: PathBuf,
+}
+
 fn main() -> ExitCode {
-    dialeval_examples::finish("train_slm", run())
+    dialeval_examples::finish("train_slm", run(&<Args as clap::Parser>::parse()))
 }
 
 /// Accuracy at 0.5 and ROC AUC of the best model on the held-out test pairs: all negatives, and
@@ -58,33 +126,22 @@ fn test_metrics(scores: &[f64], pairs: &[TrainingPair]) -> serde_json::Value {
     })
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let opts = dialeval_examples::flags(std::env::args().skip(1))?;
-    let get = |k: &str, d: &str| opts.get(k).cloned().unwrap_or_else(|| d.to_owned());
-    let shared = PathBuf::from(get("shared", "../shared"));
-    let out = PathBuf::from(opts.get("out").ok_or("--out DIR is required")?);
-    let mode: Mode = serde_json::from_value(serde_json::Value::String(get("mode", "gated")))?;
-    let seed: u64 = get("seed", "0").parse()?;
-    let limit: usize = get("limit", "0").parse()?;
-    let text_encoder: TextEncoderKind = serde_json::from_value(serde_json::Value::String(get("text-encoder", "pretrained")))?;
-    let (mut train_pairs, mut dev_pairs, mut test_pairs) = match get("data", "mix").as_str() {
-        "mix" => {
-            let topical = dialeval_examples::topical_flag(&get("topical", "yes"))?;
+fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let (shared, out, mode, seed, limit, text_encoder) = (&args.shared, &args.out, args.mode, args.seed, args.limit, args.text_encoder);
+    let (mut train_pairs, mut dev_pairs, mut test_pairs) = match args.data {
+        Data::Mix => {
+            let topical = dialeval_examples::topical_flag(args.topical);
             let mut config = dialeval_datasets::mix::MixConfig { seed, topical, ..Default::default() };
-            match get("length-control", "yes").as_str() {
-                "yes" => {}
+            if !args.length_control.yes() {
                 // The ablation: DailyDialog++'s negatives as released, uniform sampled negatives.
-                "no" => {
-                    config.ddpp_length_tolerance = None;
-                    config.positives_sampling = dialeval_datasets::pairs::NegativeSampling::Uniform;
-                    config.topical = config.topical.map(|t| dialeval_datasets::pairs::TopicalPairConfig { length_matched_share: 0.0, ..t });
-                }
-                other => return Err(format!("--length-control {other:?}: yes or no").into()),
+                config.ddpp_length_tolerance = None;
+                config.positives_sampling = dialeval_datasets::pairs::NegativeSampling::Uniform;
+                config.topical = config.topical.map(|t| dialeval_datasets::pairs::TopicalPairConfig { length_matched_share: 0.0, ..t });
             }
-            let mix = dialeval_examples::training_mix(&shared, &config)?;
+            let mix = dialeval_examples::training_mix(shared, &config)?;
             (mix.train, mix.dev, mix.test)
         }
-        "ddpp" => {
+        Data::Ddpp => {
             let dir = shared.join("data/dailydialog-plusplus");
             let contexts = ddpp::load(&dir.join("dev.json"))?;
             let exclude = ExcludeList::load(&dir.join("overlap_exclude_ids.tsv"))?;
@@ -103,12 +160,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             eprintln!("train_slm: test: {} pairs of test.json ({excluded} excluded), silver graphs for {} of {} turns and responses", test_pairs.len(), coverage.with_amr, coverage.turns);
             (train_pairs, dev_pairs, test_pairs)
         }
-        "diplomacy" => {
+        Data::Diplomacy => {
             let blocks = read_blocks(&shared.join("data/amr-diplomacy/dip-all-amr-smosher.txt"))?;
             let (pairs, _) = diplomacy_pairs(&blocks, &DiplomacyPairConfig { seed, ..DiplomacyPairConfig::default() })?;
             split_by_group(pairs, [0.7, 0.15, 0.15], seed, |p| p.id.rsplit_once('.').map_or(p.id.as_str(), |(conversation, _)| conversation))?
         }
-        other => return Err(format!("unknown --data {other:?} (mix, ddpp, diplomacy)").into()),
     };
     if limit > 0 {
         train_pairs.truncate(limit);
@@ -119,14 +175,14 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     eprintln!("train_slm: {} training pairs ({with_amr} with response AMR), {} dev pairs, {} test pairs", train_pairs.len(), dev_pairs.len(), test_pairs.len());
     let config = TrainConfig {
         mode,
-        epochs: get("epochs", "5").parse()?,
-        batch_size: get("batch", "16").parse()?,
-        lr: get("lr", "0.001").parse()?,
+        epochs: args.epochs,
+        batch_size: args.batch,
+        lr: args.lr,
         seed,
-        d_model: get("d-model", "64").parse()?,
-        layers: get("layers", "2").parse()?,
-        contrastive_weight: get("contrastive-weight", "0.5").parse()?,
-        graph_dropout: get("graph-dropout", "0.3").parse()?,
+        d_model: args.d_model,
+        layers: args.layers,
+        contrastive_weight: args.contrastive_weight,
+        graph_dropout: args.graph_dropout,
         text_encoder,
         ..TrainConfig::default()
     };
@@ -135,7 +191,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let (encoder, cache) = match text_encoder {
         TextEncoderKind::Scratch => (None, None),
         TextEncoderKind::Pretrained => {
-            let encoder = PretrainedEncoder::load(&opts.get("encoder").map_or_else(default_model_dir, PathBuf::from), &Device::flex())?;
+            let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &Device::flex())?;
             let mut cache = dialeval_examples::embedding_cache(&encoder)?;
             let bar = dialeval_examples::Progress::new("embedding");
             dialeval_eval::models::fill_pair_texts(&mut cache, &encoder, &[&train_pairs, &dev_pairs, &test_pairs], &|d, t| bar.update(d, t))?;
@@ -146,12 +202,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let vectors = encoder.as_ref().zip(cache.as_ref()).map(|(e, c)| CachedSentenceVectors::new(c, e.fingerprint()));
     let vectors = vectors.as_ref().map(|v| v as &dyn SentenceVectors);
     let bar = dialeval_examples::Progress::new("train_slm");
-    let logs = train(&train_pairs, &dev_pairs, &config, &out, vectors, &|e, s, n| bar.update_epoch(e, s, n))?;
+    let logs = train(&train_pairs, &dev_pairs, &config, out, vectors, &|e, s, n| bar.update_epoch(e, s, n))?;
     bar.finish();
     for l in logs {
         println!("{}", serde_json::to_string(&l)?);
     }
-    let scorer = Scorer::load(&out, Device::flex())?;
+    let scorer = Scorer::load(out, Device::flex())?;
     let mut test = test_metrics(&scorer.score(&test_pairs, vectors)?, &test_pairs);
     if mode != Mode::TextOnly && test_pairs.iter().any(|p| p.response_amr.is_some()) {
         test["graphs_withheld"] = test_metrics(&scorer.score_with(&test_pairs, vectors, true)?, &test_pairs);

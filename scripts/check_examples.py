@@ -83,7 +83,7 @@ if golden_pairs.is_file():
             sys.exit(f"FAILED: correlate {ours} interval does not contain the estimate")
     print("correlate: METEOR x Overall matches scipy")
 # dataset_stats on every corpus kind
-stats_runs = [("grade", root / "datasets/tests/fixtures/grade/dailydialog/toy_model", "items", 3),
+stats_runs = [("grade", root / "datasets/tests/fixtures/grade/evaluation", "items", 4),
               ("jsonl", root / "datasets/tests/fixtures/user.jsonl", "items", 2)]
 if (shared / "data").is_dir():
     d = shared / "data"

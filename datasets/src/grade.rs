@@ -1,13 +1,25 @@
-//! GRADE's evaluation layout (Huang et al. 2020): per dataset and dialogue model a folder with
-//! line-aligned `human_ctx.txt` (turns separated by `|||`), `human_hyp.txt` and
-//! `human_ref.txt`, plus `human_judgement.json`, a list of
-//! `{ID, Dataset, DialogModel, Context, Response, HumanScores}` where `HumanScores` is a list of
-//! coherence ratings (1–5), written as a list or as a string like `"[3, 5, 4]"`. Items rated by
-//! fewer annotators keep only their scores; nothing is padded.
+//! GRADE's evaluation release (Huang et al. 2020), laid out as published:
+//!
+//! ```text
+//! evaluation/
+//!   eval_data/<dataset>/<model>/human_ctx.txt     turns separated by `|||`, one item per line
+//!   eval_data/<dataset>/<model>/human_hyp.txt     the model's responses, line-aligned
+//!   eval_data/<dataset>/<model>/human_ref.txt     the references, line-aligned
+//!   human_score/<dataset>/<model>/human_score.txt per-line mean score (not read: the
+//!                                                 judgements below carry every rating)
+//!   human_score/human_judgement.json              {ID, Dataset, DialogModel, Context,
+//!                                                 Response, HumanScores} for every cell
+//! ```
+//!
+//! `Dataset` is the folder name with an `_EVAL` suffix (`dailydialog_EVAL`); `ID` is the line
+//! in the cell's files. `HumanScores` is a list of coherence ratings (1–5), written as a list or
+//! as a string like `"[3, 5, 4]"`; items carry 8 to 11 ratings and keep exactly theirs (nothing
+//! is padded). [`load_release`] reads every (dataset, model) cell or a chosen one; [`load`]
+//! joins one model folder with a judgement file.
 //!
 //! GRADE rates coherence: its scores map to [`Criterion::Coherence`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use dialeval_common::Criterion;
 use serde_json::Value;
@@ -112,23 +124,106 @@ pub fn load_model_dir(dir: &Path) -> Result<Vec<GradeLine>> {
 /// the line's hypothesis.
 pub fn load(model_dir: &Path, judgements: &Path, dataset: &str, model: &str) -> Result<Vec<DialogueItem>> {
     let lines = load_model_dir(model_dir)?;
-    let mut items = Vec::new();
-    for j in load_judgements(judgements)?.into_iter().filter(|j| j.dataset == dataset && j.model == model) {
-        let line = lines.get(j.id).ok_or_else(|| Error::record(judgements, Place::Json(format!("ID {}", j.id)), format!("no line {} in {} ({} lines)", j.id + 1, model_dir.display(), lines.len())))?;
-        if line.hypothesis != j.response.trim() {
-            return Err(Error::record(judgements, Place::Json(format!("ID {}", j.id)), format!("response differs from line {} of human_hyp.txt", j.id + 1)));
+    let folder = dataset.strip_suffix("_EVAL").unwrap_or(dataset);
+    load_judgements(judgements)?.iter().filter(|j| j.dataset == dataset && j.model == model).map(|j| join(judgements, model_dir, &lines, j, folder, model)).collect()
+}
+
+/// One (dataset, model) cell of the release.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct GradeCell {
+    /// The folder under `eval_data/` (`dailydialog`, `convai2`, …).
+    pub dataset: String,
+    /// The model folder (`transformer_ranker`, …).
+    pub model: String,
+}
+
+/// The items of a release and how many each cell gave.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GradeRelease {
+    /// Items of every chosen cell, cell by cell in name order, then by `ID`.
+    pub items: Vec<DialogueItem>,
+    /// Each chosen cell with its item count.
+    pub cells: Vec<(GradeCell, usize)>,
+}
+
+/// The cells of the release under `root` (the `evaluation/` folder): every
+/// `eval_data/<dataset>/<model>` folder holding `human_ctx.txt`, in name order.
+///
+/// # Errors
+/// I/O, or a root without `eval_data/`.
+pub fn cells(root: &Path) -> Result<Vec<GradeCell>> {
+    let data = root.join("eval_data");
+    let dirs = |dir: &Path| -> Result<Vec<(String, PathBuf)>> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+            let path = entry.map_err(|e| Error::io(dir, e))?.path();
+            if let (true, Some(name)) = (path.is_dir(), path.file_name().and_then(|n| n.to_str())) {
+                out.push((name.to_owned(), path.clone()));
+            }
         }
-        items.push(DialogueItem {
-            id: format!("grade-{dataset}-{model}-{}", j.id),
-            corpus: Corpus::Grade,
-            context: line.context.iter().map(Turn::new).collect(),
-            response: Some(Turn::new(line.hypothesis.clone())),
-            references: vec![line.reference.clone()],
-            knowledge: None,
-            system: Some(model.to_owned()),
-            annotators: Vec::new(),
-            ratings: vec![Rating { quality: "coherence".to_owned(), criterion: Some(Criterion::Coherence), scores: j.scores.into_iter().map(Some).collect() }],
-        });
+        out.sort();
+        Ok(out)
+    };
+    let mut out = Vec::new();
+    for (dataset, dataset_dir) in dirs(&data)? {
+        for (model, model_dir) in dirs(&dataset_dir)? {
+            if model_dir.join("human_ctx.txt").is_file() {
+                out.push(GradeCell { dataset: dataset.clone(), model });
+            }
+        }
     }
-    Ok(items)
+    Ok(out)
+}
+
+/// Reads the release under `root` (`evaluation/`): every cell, or those of `dataset` and/or
+/// `model` when given, each joined with its entries of `human_score/human_judgement.json`.
+///
+/// # Errors
+/// As [`cells`], [`load_judgements`] and [`load_model_dir`]; a `dataset` or `model` that names
+/// no cell; a judgement whose `ID` has no line or whose response differs from its line; a
+/// judgement of a cell that is not in `eval_data/`.
+pub fn load_release(root: &Path, dataset: Option<&str>, model: Option<&str>) -> Result<GradeRelease> {
+    let judgements_path = root.join("human_score/human_judgement.json");
+    let all_cells = cells(root)?;
+    let chosen: Vec<GradeCell> = all_cells.iter().filter(|c| dataset.is_none_or(|d| c.dataset == d) && model.is_none_or(|m| c.model == m)).cloned().collect();
+    if chosen.is_empty() {
+        let names: Vec<String> = all_cells.iter().map(|c| format!("{}/{}", c.dataset, c.model)).collect();
+        return Err(Error::record(&root.join("eval_data"), Place::File, format!("no cell matches dataset {dataset:?} and model {model:?} (cells: {})", names.join(", "))));
+    }
+    let judgements = load_judgements(&judgements_path)?;
+    let folder = |j: &GradeJudgement| j.dataset.strip_suffix("_EVAL").unwrap_or(&j.dataset).to_owned();
+    if let Some(j) = judgements.iter().find(|j| !all_cells.iter().any(|c| c.dataset == folder(j) && c.model == j.model)) {
+        return Err(Error::record(&judgements_path, Place::Json(format!("ID {} of {}/{}", j.id, j.dataset, j.model)), format!("no folder eval_data/{}/{}", folder(j), j.model)));
+    }
+    let mut release = GradeRelease { items: Vec::new(), cells: Vec::new() };
+    for cell in chosen {
+        let dir = root.join("eval_data").join(&cell.dataset).join(&cell.model);
+        let lines = load_model_dir(&dir)?;
+        let mut mine: Vec<&GradeJudgement> = judgements.iter().filter(|j| folder(j) == cell.dataset && j.model == cell.model).collect();
+        mine.sort_by_key(|j| j.id);
+        for j in &mine {
+            release.items.push(join(&judgements_path, &dir, &lines, j, &cell.dataset, &cell.model)?);
+        }
+        release.cells.push((cell, mine.len()));
+    }
+    Ok(release)
+}
+
+/// The item of judgement `j` on its line.
+fn join(judgements: &Path, dir: &Path, lines: &[GradeLine], j: &GradeJudgement, dataset: &str, model: &str) -> Result<DialogueItem> {
+    let line = lines.get(j.id).ok_or_else(|| Error::record(judgements, Place::Json(format!("ID {}", j.id)), format!("no line {} in {} ({} lines)", j.id + 1, dir.display(), lines.len())))?;
+    if line.hypothesis != j.response.trim() {
+        return Err(Error::record(judgements, Place::Json(format!("ID {}", j.id)), format!("response differs from line {} of {}", j.id + 1, dir.join("human_hyp.txt").display())));
+    }
+    Ok(DialogueItem {
+        id: format!("grade-{dataset}-{model}-{}", j.id),
+        corpus: Corpus::Grade,
+        context: line.context.iter().map(Turn::new).collect(),
+        response: Some(Turn::new(line.hypothesis.clone())),
+        references: vec![line.reference.clone()],
+        knowledge: None,
+        system: Some(model.to_owned()),
+        annotators: Vec::new(),
+        ratings: vec![Rating { quality: "coherence".to_owned(), criterion: Some(Criterion::Coherence), scores: j.scores.iter().copied().map(Some).collect() }],
+    })
 }

@@ -27,13 +27,39 @@ fn record_error(e: Error) -> (Place, String) {
 
 #[test]
 fn grade_fixture_joins_judgements_with_lines() {
-    let items = grade::load(&fixture("grade/dailydialog/toy_model"), &fixture("grade/human_judgement.json"), "dailydialog_EVAL", "toy_model").unwrap();
+    let root = fixture("grade/evaluation");
+    let items = grade::load(&root.join("eval_data/dailydialog/toy_model"), &root.join("human_score/human_judgement.json"), "dailydialog_EVAL", "toy_model").unwrap();
     assert_eq!(items.len(), 3);
     assert_eq!(items[0].context.len(), 2);
     assert_eq!(items[0].references, ["Good , and you ?"]);
     assert_eq!(items[0].rating(Criterion::Coherence).unwrap().scores.len(), 10);
-    assert_eq!(items[1].rating(Criterion::Coherence).unwrap().scores.len(), 9, "nine ratings stay nine");
+    assert_eq!(items[1].rating(Criterion::Coherence).unwrap().scores.len(), 8, "eight ratings stay eight");
     assert!((items[0].mean(Criterion::Coherence).unwrap() - 4.5).abs() < 1e-12);
+    assert_eq!(items[0].id, "grade-dailydialog-toy_model-0");
+}
+
+#[test]
+fn grade_release_reads_every_cell_or_a_chosen_one() {
+    let root = fixture("grade/evaluation");
+    let cells = grade::cells(&root).unwrap();
+    assert_eq!(cells.iter().map(|c| format!("{}/{}", c.dataset, c.model)).collect::<Vec<_>>(), ["convai2/toy_model", "dailydialog/toy_model"]);
+    let all = grade::load_release(&root, None, None).unwrap();
+    assert_eq!(all.items.len(), 4);
+    assert_eq!(all.cells.iter().map(|(_, n)| *n).collect::<Vec<_>>(), [1, 3]);
+    assert_eq!(all.items[0].rating(Criterion::Coherence).unwrap().scores.len(), 11, "eleven ratings stay eleven");
+    // The per-line means of human_score.txt agree with the judgements' ratings.
+    for (cell, _) in &all.cells {
+        let means = std::fs::read_to_string(root.join("human_score").join(&cell.dataset).join(&cell.model).join("human_score.txt")).unwrap();
+        let items: Vec<_> = all.items.iter().filter(|i| i.id.starts_with(&format!("grade-{}-{}-", cell.dataset, cell.model))).collect();
+        for (item, line) in items.iter().zip(means.lines()) {
+            assert!((item.mean(Criterion::Coherence).unwrap() - line.parse::<f64>().unwrap()).abs() < 1e-5, "{}", item.id);
+        }
+    }
+    let convai = grade::load_release(&root, Some("convai2"), None).unwrap();
+    assert_eq!(convai.items.len(), 1);
+    assert_eq!(convai.items[0].references, ["Me too , in the hills ."]);
+    let err = grade::load_release(&root, Some("empathetic"), None).unwrap_err().to_string();
+    assert!(err.contains("no cell") && err.contains("convai2/toy_model"), "{err}");
 }
 
 #[test]

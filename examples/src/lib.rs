@@ -1,20 +1,29 @@
 //! Helpers shared by the example programs (`[[example]]` targets of this package).
 
-use std::collections::HashMap;
 use std::process::ExitCode;
 
-/// Parses `--key value` pairs.
+/// A `yes`/`no` option value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum YesNo {
+    /// Yes.
+    Yes,
+    /// No.
+    No,
+}
+
+impl YesNo {
+    /// Whether it is `yes`.
+    pub fn yes(self) -> bool {
+        self == Self::Yes
+    }
+}
+
+/// A clap value parser for the serde enums of the library crates (`gated`, `text_only`, …).
 ///
 /// # Errors
-/// An argument that is not `--key`, or a key without a value.
-pub fn flags(args: impl IntoIterator<Item = String>) -> Result<HashMap<String, String>, String> {
-    let mut opts = HashMap::new();
-    let mut it = args.into_iter();
-    while let Some(flag) = it.next() {
-        let key = flag.strip_prefix("--").ok_or_else(|| format!("unexpected argument {flag:?}"))?.to_owned();
-        opts.insert(key, it.next().ok_or_else(|| format!("{flag} needs a value"))?);
-    }
-    Ok(opts)
+/// A value the type does not name.
+pub fn serde_value<T: serde::de::DeserializeOwned>(value: &str) -> Result<T, String> {
+    serde_json::from_value(serde_json::Value::String(value.to_owned())).map_err(|e| format!("{value:?}: {e}"))
 }
 
 /// The exit status of a program's `run`: success, or the error on stderr prefixed by `name`.
@@ -118,16 +127,9 @@ pub fn training_mix(shared: &std::path::Path, config: &dialeval_datasets::mix::M
     Ok(mix)
 }
 
-/// The Topical-Chat pairs of the training mix for a `--topical yes|no` flag value.
-///
-/// # Errors
-/// Any other value.
-pub fn topical_flag(value: &str) -> Result<Option<dialeval_datasets::pairs::TopicalPairConfig>, String> {
-    match value {
-        "yes" => Ok(Some(dialeval_datasets::pairs::TopicalPairConfig::default())),
-        "no" => Ok(None),
-        other => Err(format!("--topical {other:?}: yes or no")),
-    }
+/// The Topical-Chat pairs of the training mix for a `--topical yes|no` value.
+pub fn topical_flag(value: YesNo) -> Option<dialeval_datasets::pairs::TopicalPairConfig> {
+    value.yes().then(dialeval_datasets::pairs::TopicalPairConfig::default)
 }
 
 /// The mean human score per item of every criterion rated on at least 3 items, in

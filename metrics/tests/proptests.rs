@@ -4,6 +4,7 @@
 use dialeval_metrics::correlation::{CorrelationKind, correlate};
 use dialeval_metrics::text::bleu::{Bleu, BleuConfig};
 use dialeval_metrics::text::rouge::Rouge;
+use dialeval_metrics::text::tokenize::tokenize_13a;
 use proptest::prelude::*;
 
 proptest! {
@@ -49,5 +50,21 @@ proptest! {
         prop_assert!((r.rouge1.fmeasure - expected).abs() < 1e-12, "ROUGE-1 {} for {:?}", r.rouge1.fmeasure, text);
         prop_assert!((r.rouge_l.fmeasure - expected).abs() < 1e-12, "ROUGE-L {} for {:?}", r.rouge_l.fmeasure, text);
         prop_assert_eq!(rouge.tokens(&text).is_empty(), !text.chars().any(|c| c.is_ascii_alphabetic()));
+    }
+
+    #[test]
+    fn tokenize_13a_only_moves_spaces(text in "[a-zA-Z0-9 .,;:!?'\"$%()\\[\\]{}<>/@#*+=_-]{0,80}") {
+        let t = tokenize_13a(&text);
+        // Single spaces between tokens, none at the ends.
+        prop_assert!(!t.starts_with(' ') && !t.ends_with(' ') && !t.contains("  "), "{t:?}");
+        // Without entities or line breaks nothing but spacing changes.
+        let squeeze = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+        prop_assert_eq!(squeeze(&t), squeeze(&text));
+        // Punctuation other than inside numbers and apostrophes stands alone.
+        for token in t.split(' ') {
+            if token.chars().count() > 1 {
+                prop_assert!(!token.contains(['?', '!', ';', '(', ')', '[', ']', '{', '}', '<', '>', '"']), "{token:?} in {t:?}");
+            }
+        }
     }
 }

@@ -185,9 +185,10 @@ impl EmbeddingCache {
         // cache holds the lock for each chunk it writes, so a record being written is never
         // mistaken for a torn one.
         file.lock().map_err(|e| Error::io(path, e))?;
+        let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         let mut reader = BufReader::new(&file);
         let mut valid = 0_u64;
-        while let Some((text, entry, size)) = read_record(&mut reader) {
+        while let Some((text, entry, size)) = read_record(&mut reader, file_len - valid) {
             if entry.states.len() != entry.ids.len() * dim {
                 return Err(Error::Format(format!("{}: record {} has width {} (expected {dim})", path.display(), cache.entries.len() + 1, entry.states.len() / entry.ids.len().max(1))));
             }
@@ -335,16 +336,18 @@ const MAX_TEXT_BYTES: usize = 1 << 20;
 const MAX_TOKENS: usize = 1 << 16;
 const MAX_DIM: usize = 1 << 14;
 
-fn read_record(r: &mut impl Read) -> Option<(String, CachedText, u64)> {
+/// The next whole record, or `None` at the end or at damage. Every length is checked against
+/// the bounds and against the `remaining` bytes of the file before anything is allocated.
+fn read_record(r: &mut impl Read, remaining: u64) -> Option<(String, CachedText, u64)> {
     let len = read_u32(r)? as usize;
-    if len > MAX_TEXT_BYTES {
+    if len > MAX_TEXT_BYTES || (12 + len) as u64 > remaining {
         return None;
     }
     let mut text = vec![0_u8; len];
     r.read_exact(&mut text).ok()?;
     let n = read_u32(r)? as usize;
     let dim = read_u32(r)? as usize;
-    if n > MAX_TOKENS || dim > MAX_DIM {
+    if n > MAX_TOKENS || dim > MAX_DIM || (12 + len + 4 * n + 2 * n * dim) as u64 > remaining {
         return None;
     }
     let mut ids = vec![0_u8; 4 * n];

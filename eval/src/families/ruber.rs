@@ -60,6 +60,9 @@ impl MetricFamily for BertRuberFamily {
     }
 
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
+        if items.iter().all(|i| i.response.is_none()) {
+            return Ok(FamilyOutput::Skipped("no responses".into()));
+        }
         let queries: Vec<String> = items.iter().map(|i| self.scorer.config.query(&i.context.iter().map(|t| t.text.as_str()).collect::<Vec<_>>())).collect();
         let texts: Vec<&str> = queries.iter().map(String::as_str).chain(items.iter().map(response)).collect();
         let pairs: Vec<(&str, &str)> = queries.iter().map(String::as_str).zip(items.iter().map(response)).collect();
