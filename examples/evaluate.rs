@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use dialeval_amr_graph::smatch::SmatchConfig;
+use dialeval_amr_parse::{AmrParser, CommandAmrParser, LlmAmrParser, LlmParserConfig, ParseStats};
 use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LengthFamily, LexicalFamily, LlmFamily, MemoEmbedder, SlmFamily, SmatchFamily};
@@ -71,6 +72,11 @@ struct Args {
     /// grade: only the cells of this dataset (`convai2`, `dailydialog`, `empatheticdialogues`).
     #[arg(long)]
     subset: Option<String>,
+    /// Parse every utterance lacking a graph before the AMR families run: `llm` (the
+    /// --llm-base-url endpoint) or `command:CMD` (an external parser over the line protocol of
+    /// dialeval-amr-parse); graphs go to OUT/amr/parsed-<parser>.amr.txt and are reused.
+    #[arg(long, value_parser = amr_parser_choice)]
+    amr_parser: Option<AmrParserChoice>,
     /// PENMAN files whose graphs are attached to turns by sentence text (default for usr: the bundled silver AMR).
     #[arg(long, value_delimiter = ',')]
     amr: Vec<PathBuf>,
@@ -116,6 +122,10 @@ fn main() -> ExitCode {
 fn run(args: Args) -> AnyResult<()> {
     let mut items = load_corpus(&args)?;
     let amr_files = if args.amr.is_empty() && args.corpus == Corpus::Usr { vec![args.data.join("silver-amr/usr-personachat.silver.amr.txt")] } else { args.amr.clone() };
+    let mut amr_files = amr_files;
+    if let Some(choice) = &args.amr_parser {
+        amr_files.push(parse_missing(&args, choice, &items, &amr_files)?);
+    }
     let amr = AmrIndex::load(&amr_files)?;
     let coverage = amr.attach(&mut items);
     eprintln!("evaluate: {} items of {:?}; AMR for {} of {} utterances", items.len(), args.corpus, coverage.with_amr, coverage.turns);
@@ -236,6 +246,74 @@ fn load_corpus(args: &Args) -> AnyResult<Vec<DialogueItem>> {
             release.items
         }
     })
+}
+
+/// Which parser `--amr-parser` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum AmrParserChoice {
+    Llm,
+    Command(String),
+}
+
+fn amr_parser_choice(value: &str) -> Result<AmrParserChoice, String> {
+    match value.split_once(':') {
+        None if value == "llm" => Ok(AmrParserChoice::Llm),
+        Some(("command", cmd)) if !cmd.trim().is_empty() => Ok(AmrParserChoice::Command(cmd.to_owned())),
+        _ => Err(format!("{value:?}: `llm` or `command:CMD`")),
+    }
+}
+
+/// Parses every context turn, response and reference that no file in `files` has a graph for,
+/// appending the new graphs to `OUT/amr/parsed-<parser>.amr.txt` (read again on the next run, so
+/// nothing is parsed twice), and returns that file.
+fn parse_missing(args: &Args, choice: &AmrParserChoice, items: &[DialogueItem], files: &[PathBuf]) -> AnyResult<PathBuf> {
+    let (parser, tag): (Box<dyn AmrParser>, &str) = match choice {
+        AmrParserChoice::Command(cmd) => (Box::new(CommandAmrParser::from_command_line(cmd)?), "command"),
+        AmrParserChoice::Llm => {
+            let base_url = args.llm_base_url.clone().unwrap_or_else(|| "http://127.0.0.1:8089/v1".to_owned());
+            let http = OpenAiClient::new(OpenAiConfig { base_url, timeout: Duration::from_secs(300), ..OpenAiConfig::default() })?;
+            let client = CachedClient::new(http, args.out.join("cache/amr-llm"))?;
+            (Box::new(LlmAmrParser::new(client, LlmParserConfig { model: args.llm_model.clone(), ..LlmParserConfig::default() })?), "llm")
+        }
+    };
+    let dir = args.out.join("amr");
+    std::fs::create_dir_all(&dir)?;
+    let parsed = dir.join(format!("parsed-{tag}.amr.txt"));
+    let mut known_files = files.to_vec();
+    if parsed.is_file() {
+        known_files.push(parsed.clone());
+    }
+    let known = AmrIndex::load(&known_files)?;
+    let mut seen = std::collections::HashSet::new();
+    let texts = items.iter().flat_map(|i| i.context.iter().map(|t| t.text.as_str()).chain(i.response.iter().map(|r| r.text.as_str())).chain(i.references.iter().map(String::as_str)));
+    let missing: Vec<&str> = texts.filter(|t| known.by_text(t).is_none() && seen.insert(t.trim().to_owned())).collect();
+    eprintln!("evaluate: parsing {} utterances without a graph ({})", missing.len(), parser.name());
+    let bar = Progress::new("AMR parsing");
+    let mut results = Vec::with_capacity(missing.len());
+    let mut next_id = if parsed.is_file() { AmrIndex::load(std::slice::from_ref(&parsed))?.len() } else { 0 };
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&parsed)?;
+    for (k, chunk) in missing.chunks(8).enumerate() {
+        let batch = parser.parse_batch(chunk);
+        for (text, r) in chunk.iter().zip(&batch) {
+            match r {
+                // Appended as soon as parsed: a killed run keeps every finished graph.
+                Ok(p) => {
+                    next_id += 1;
+                    std::io::Write::write_all(&mut file, format!("{}\n", p.block(&format!("parsed-{next_id}"), text, parser.name(), parser.model())).as_bytes())?;
+                }
+                Err(e) => eprintln!("evaluate: no graph for {text:?}: {e}"),
+            }
+        }
+        results.extend(batch);
+        bar.update((k * 8 + chunk.len()).min(missing.len()), missing.len());
+    }
+    bar.finish();
+    let stats = ParseStats::of(&results);
+    eprintln!("evaluate: AMR parsing: {stats:?}");
+    if stats.sentences > 0 && stats.failed == stats.sentences {
+        return Err(format!("the AMR parser failed on every utterance ({}); see the messages above", parser.name()).into());
+    }
+    Ok(parsed)
 }
 
 /// The LLM family when an endpoint is given or the local server answers on its default address.

@@ -82,6 +82,21 @@ if golden_pairs.is_file():
         if not lo < out[ours]["statistic"] < hi:
             sys.exit(f"FAILED: correlate {ours} interval does not contain the estimate")
     print("correlate: METEOR x Overall matches scipy")
+# amr_parse with an external parser (a script playing one) against gold graphs: provenance
+# written, every graph valid, Smatch reported
+with tempfile.TemporaryDirectory() as tmp:
+    out_file = Path(tmp) / "parsed.amr.txt"
+    fake = root / "amr-parse/tests/fixtures/fake_parser.py"
+    done = subprocess.run([str(examples / "amr_parse"), "--input", str(root / "data/amr/little-prince-v3.0-first40.amr.txt"), "--gold", "--limit", "8",
+                           "--command", f"python3 {fake}", "--out", str(out_file)], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"FAILED: amr_parse: {done.stderr}")
+    report = json.loads(done.stdout)
+    if report["stats"]["sentences"] != 8 or report["stats"]["valid_first"] != 8 or not 0.0 <= report["smatch_f1"] < 1.0:
+        sys.exit(f"FAILED: amr_parse report {report}")
+    if out_file.read_text().count("# ::parser command") != 8:
+        sys.exit("FAILED: amr_parse provenance")
+print("amr_parse: command parser over the line protocol, 8 graphs with provenance and Smatch against gold")
 # dataset_stats on every corpus kind
 stats_runs = [("grade", root / "datasets/tests/fixtures/grade/evaluation", "items", 4),
               ("jsonl", root / "datasets/tests/fixtures/user.jsonl", "items", 2)]
@@ -155,7 +170,7 @@ with tempfile.TemporaryDirectory() as tmp:
         if f"evaluate: {family}: cached" not in second.stderr:
             sys.exit(f"FAILED: evaluate recomputed {family} after the restart: {second.stderr}")
     report = json.loads((Path(tmp) / "correlations.json").read_text())
-    metrics = {r["metric"] for r in report["turn_level"]}
+    metrics = {r["metric"] for r in report["turn_level"]["rows"]}
     want = {"Length (words)", "BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1", "BERT-RUBER-unref", "BERT-RUBER-ref", "SLM", "Smatch"}
     if not want <= metrics:
         sys.exit(f"FAILED: evaluate report lacks {want - metrics}")
@@ -166,7 +181,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # positive, significant Spearman with the human Overall score (they anti-correlated when
     # trained on DailyDialog++ dev alone).
     for metric in ("SLM", "BERT-RUBER-unref"):
-        row = next(r for r in report["turn_level"] if r["metric"] == metric and r["criterion"] == "Overall" and r["kind"] == "spearman")
+        row = next(r for r in report["turn_level"]["rows"] if r["metric"] == metric and r["criterion"] == "Overall" and r["kind"] == "spearman")
         if not (row["statistic"] > 0.1 and row["pvalue"] < 0.05):
             sys.exit(f"FAILED: {metric} vs human Overall: Spearman {row['statistic']:.3f} (p = {row['pvalue']:.2g})")
     lengths = {m["metric"]: m["length"]["spearman"] for m in report["metrics"] if m["length"]}

@@ -37,7 +37,7 @@ def correlations(run, family, corpus):
         sys.exit(f"evaluate failed for {run}: {done.stderr[-2000:]}")
     report = json.loads((out / "correlations.json").read_text())
     metric = "SLM" if family == "slm" else "BERT-RUBER-unref"
-    rows = {r["criterion"]: r for r in report["turn_level"] if r["metric"] == metric and r["kind"] == "spearman"}
+    rows = {r["criterion"]: r for r in report["turn_level"]["rows"] if r["metric"] == metric and r["kind"] == "spearman"}
     # A constant score (graph-only without any graph) has no correlation: NaN, shown as "–".
     nan = {"statistic": float("nan"), "pvalue": float("nan"), "n": 0}
     rows = {c: (r if r["statistic"] is not None else nan) for c, r in rows.items()}

@@ -543,7 +543,7 @@ mod tests {
     fn swap_is_found() {
         let a = triples("(a / and :op1 (x / dog) :op2 (y / dog :mod (r / red)))");
         let b = triples("(a / and :op1 (x / dog :mod (r / red)) :op2 (y / dog))");
-        let al = Smatch::new(SmatchConfig { restarts: 0, seed: 1 }).unwrap_or_default().align(&a, &b);
+        let al = Smatch::new(SmatchConfig { restarts: 0, seed: 1 }).unwrap_or_else(|e| panic!("{e}")).align(&a, &b);
         // and/dog/dog/red instances + TOP + op1 + op2 + domain; one of op1/op2 must be lost.
         assert_eq!(al.score.matched, 7);
     }

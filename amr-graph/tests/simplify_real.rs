@@ -72,7 +72,7 @@ fn graph_inputs_on_real_graphs() {
             for i in 0..n {
                 assert_eq!(g.path(i, i).map(|p| p[0].as_str()), Some(SELF));
                 for j in 0..n {
-                    let p = g.path(i, j).unwrap_or_default();
+                    let p = g.path(i, j).unwrap_or_else(|| panic!("no cell ({i}, {j})"));
                     assert!(!p.is_empty() && p.len() <= 4);
                     assert_ne!(p[0], "<unreachable>", "{}: graphs are connected", file.display());
                 }
@@ -80,7 +80,7 @@ fn graph_inputs_on_real_graphs() {
         }
         let concepts = Vocab::concepts(&inputs, 1);
         let labels = Vocab::path_labels(&inputs, 1);
-        let json = serde_json::to_string(&labels).unwrap_or_default();
+        let json = serde_json::to_string(&labels).unwrap_or_else(|e| panic!("{e}"));
         let back: Vocab = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back, labels);
         for g in &inputs {

@@ -84,18 +84,18 @@ mod tests {
 
     #[test]
     fn the_items_digest_sees_context_references_and_graphs_but_not_ratings() {
-        let base = items_digest(&[item("hi", "hello", "hey")]).unwrap_or_default();
+        let base = items_digest(&[item("hi", "hello", "hey")]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(base.len(), 64);
-        assert_ne!(items_digest(&[item("hi there", "hello", "hey")]).unwrap_or_default(), base, "context");
-        assert_ne!(items_digest(&[item("hi", "hello", "hey you")]).unwrap_or_default(), base, "reference");
+        assert_ne!(items_digest(&[item("hi there", "hello", "hey")]).unwrap_or_else(|e| panic!("{e}")), base, "context");
+        assert_ne!(items_digest(&[item("hi", "hello", "hey you")]).unwrap_or_else(|e| panic!("{e}")), base, "reference");
         let mut graph = item("hi", "hello", "hey");
         if let Some(r) = graph.response.as_mut() {
             r.amr = Some("(h / hello)".into());
         }
-        assert_ne!(items_digest(&[graph]).unwrap_or_default(), base, "response graph");
+        assert_ne!(items_digest(&[graph]).unwrap_or_else(|e| panic!("{e}")), base, "response graph");
         let mut rated = item("hi", "hello", "hey");
         rated.ratings.push(dialeval_datasets::Rating { quality: "Overall".into(), criterion: None, scores: vec![Some(3.0)] });
-        assert_eq!(items_digest(&[rated]).unwrap_or_default(), base, "ratings change no score");
+        assert_eq!(items_digest(&[rated]).unwrap_or_else(|e| panic!("{e}")), base, "ratings change no score");
     }
 
     #[test]

@@ -109,7 +109,7 @@ fn a_non_finite_score_is_an_error_and_nothing_is_cached() {
     let items = vec![item("1", "hi", "hello", "hey")];
     let mut p = Pipeline::new().with_cache(FamilyCache::open(&dir).unwrap_or_else(|e| panic!("{e}")));
     p.add(Counting { factor: 1.0, calls: Arc::new(AtomicUsize::new(0)), complete: true, value: Some(f64::NAN) });
-    let err = p.run(&items, &|_| {}).err().map(|e| e.to_string()).unwrap_or_default();
+    let err = p.run(&items, &|_| {}).err().map(|e| e.to_string()).unwrap_or_else(|| panic!("a NaN score was accepted"));
     assert!(err.contains("count") && err.contains("non-finite"), "{err}");
     assert!(!dir.join("counting.json").exists());
     let _ = std::fs::remove_dir_all(&dir);
@@ -118,7 +118,7 @@ fn a_non_finite_score_is_an_error_and_nothing_is_cached() {
 #[test]
 fn the_lexical_cache_key_records_whether_wordnet_was_found() {
     let without = LexicalFamily::with_wordnet(Err("METEOR left out: no WordNet".into())).unwrap_or_else(|e| panic!("{e}"));
-    let a = serde_json::to_value(without.settings()).unwrap_or_default();
+    let a = serde_json::to_value(without.settings()).unwrap_or_else(|e| panic!("{e}"));
     assert!(a["meteor"].get("Err").is_some(), "{a}");
     let items = vec![item("1", "hi", "hello there", "hello there"), item("2", "yo", "no", "yes")];
     let FamilyOutput::Scored(scores) = without.compute(&items, &|_, _| {}).unwrap_or_else(|e| panic!("{e}")) else { panic!("scored") };
@@ -127,7 +127,7 @@ fn the_lexical_cache_key_records_whether_wordnet_was_found() {
     assert!(scores.notes.iter().any(|n| n.contains("METEOR left out")));
     // With the system's WordNet (installed by .ci/run) the key differs and METEOR is there.
     if let Ok(with) = LexicalFamily::new() {
-        let b = serde_json::to_value(with.settings()).unwrap_or_default();
+        let b = serde_json::to_value(with.settings()).unwrap_or_else(|e| panic!("{e}"));
         if b["meteor"].get("Ok").is_some() {
             assert_ne!(a, b);
             let FamilyOutput::Scored(s) = with.compute(&items, &|_, _| {}).unwrap_or_else(|e| panic!("{e}")) else { panic!("scored") };
@@ -154,6 +154,6 @@ fn the_length_baseline_on_usr_personachat_correlates_perfectly_with_length() {
     assert!((l.spearman - 1.0).abs() < 1e-12 && l.n == 300);
     assert_eq!(a.criteria.len(), 6, "USR rates six criteria");
     assert!(!a.system_level.is_empty(), "USR has several systems");
-    let written = dialeval_eval::write::scores_csv(&items, &scored.table, &human).unwrap_or_default();
+    let written = dialeval_eval::write::scores_csv(&items, &scored.table, &human).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(written.lines().count(), 301);
 }

@@ -328,10 +328,14 @@ impl<C: ChatClient> CachedClient<C> {
         Ok(Self { inner, dir })
     }
 
-    /// The cache key of a request.
-    pub fn key(request: &ChatRequest) -> String {
-        let canonical = serde_json::to_string(request).unwrap_or_default();
-        Sha256::digest(canonical.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    /// The cache key of a request: sha256 of its JSON (model, messages, temperature, limits,
+    /// logprobs, seed).
+    ///
+    /// # Errors
+    /// [`Error::Config`] if the request cannot be serialised.
+    pub fn key(request: &ChatRequest) -> Result<String> {
+        let canonical = serde_json::to_vec(request).map_err(|e| Error::Config(format!("request not serialisable for the cache key: {e}")))?;
+        Ok(Sha256::digest(&canonical).iter().map(|b| format!("{b:02x}")).collect())
     }
 
     fn path(&self, key: &str) -> PathBuf {
@@ -346,7 +350,7 @@ impl<C: ChatClient> CachedClient<C> {
 
 impl<C: ChatClient> ChatClient for CachedClient<C> {
     fn complete(&self, request: &ChatRequest) -> Result<ChatResponse> {
-        let key = Self::key(request);
+        let key = Self::key(request)?;
         let path = self.path(&key);
         if let Some(mut hit) = std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str::<ChatResponse>(&t).ok()) {
             hit.cached = true;
@@ -359,7 +363,8 @@ impl<C: ChatClient> ChatClient for CachedClient<C> {
             std::fs::create_dir_all(parent).map_err(io)?;
         }
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, serde_json::to_string(&response).unwrap_or_default()).map_err(io)?;
+        let text = serde_json::to_string(&response).map_err(|e| io(std::io::Error::other(e)))?;
+        std::fs::write(&tmp, text).map_err(io)?;
         std::fs::rename(&tmp, &path).map_err(io)?;
         Ok(response)
     }

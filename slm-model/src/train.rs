@@ -234,7 +234,8 @@ fn shuffle<T>(items: &mut [T], rng: &mut SplitMix64) {
 /// Appends one JSON line to the log at `path`.
 pub(crate) fn append_log(path: &Path, line: &impl Serialize) -> Result<()> {
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| Error::io(path, e))?;
-    writeln!(file, "{}", serde_json::to_string(line).unwrap_or_default()).map_err(|e| Error::io(path, e))
+    let text = serde_json::to_string(line).map_err(|e| Error::Format(format!("{}: {e}", path.display())))?;
+    writeln!(file, "{text}").map_err(|e| Error::io(path, e))
 }
 
 pub use dialeval_common::roc_auc;
@@ -294,7 +295,8 @@ fn withheld(n: usize, p: f64, seed: u64, epoch: usize, step: usize) -> Vec<bool>
 
 pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
     let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(value).unwrap_or_default()).map_err(|e| Error::io(&tmp, e))?;
+    let text = serde_json::to_string_pretty(value).map_err(|e| Error::Format(format!("{}: {e}", path.display())))?;
+    std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 

@@ -170,7 +170,7 @@ mod tests {
     #[test]
     fn multi_reference_takes_best_f() {
         let r = Rouge::new(false);
-        let s = r.score_multi(&["x y z", "the cat"], "the cat sat").unwrap_or_default();
+        let s = r.score_multi(&["x y z", "the cat"], "the cat sat").unwrap_or_else(|e| panic!("{e}"));
         assert!((s.rouge1.recall - 1.0).abs() < 1e-15);
         assert!(r.score_multi(&[], "a").is_err());
     }
