@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use dialeval_amr_graph::smatch::SmatchConfig;
-use dialeval_amr_parse::{AmrParser, CommandAmrParser, LlmAmrParser, LlmParserConfig, ParseStats};
+use dialeval_amr_parse::{AmrParser, CommandAmrParser, LlmAmrParser, LlmParserConfig};
 use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LengthFamily, LexicalFamily, LlmFamily, MemoEmbedder, SlmFamily, SmatchFamily};
@@ -263,57 +263,26 @@ fn amr_parser_choice(value: &str) -> Result<AmrParserChoice, String> {
     }
 }
 
-/// Parses every context turn, response and reference that no file in `files` has a graph for,
-/// appending the new graphs to `OUT/amr/parsed-<parser>.amr.txt` (read again on the next run, so
-/// nothing is parsed twice), and returns that file.
+/// The parser `--amr-parser` names, run over the utterances no AMR file covers; returns the
+/// file of its graphs (`OUT/amr/parsed-<parser>.amr.txt`).
 fn parse_missing(args: &Args, choice: &AmrParserChoice, items: &[DialogueItem], files: &[PathBuf]) -> AnyResult<PathBuf> {
-    let (parser, tag): (Box<dyn AmrParser>, &str) = match choice {
-        AmrParserChoice::Command(cmd) => (Box::new(CommandAmrParser::from_command_line(cmd)?), "command"),
+    let parser: Box<dyn AmrParser> = match choice {
+        AmrParserChoice::Command(cmd) => Box::new(CommandAmrParser::from_command_line(cmd)?),
         AmrParserChoice::Llm => {
             let base_url = args.llm_base_url.clone().unwrap_or_else(|| "http://127.0.0.1:8089/v1".to_owned());
             let http = OpenAiClient::new(OpenAiConfig { base_url, timeout: Duration::from_secs(300), ..OpenAiConfig::default() })?;
             let client = CachedClient::new(http, args.out.join("cache/amr-llm"))?;
-            (Box::new(LlmAmrParser::new(client, LlmParserConfig { model: args.llm_model.clone(), ..LlmParserConfig::default() })?), "llm")
+            Box::new(LlmAmrParser::new(client, LlmParserConfig { model: args.llm_model.clone(), ..LlmParserConfig::default() })?)
         }
     };
-    let dir = args.out.join("amr");
-    std::fs::create_dir_all(&dir)?;
-    let parsed = dir.join(format!("parsed-{tag}.amr.txt"));
-    let mut known_files = files.to_vec();
-    if parsed.is_file() {
-        known_files.push(parsed.clone());
-    }
-    let known = AmrIndex::load(&known_files)?;
-    let mut seen = std::collections::HashSet::new();
-    let texts = items.iter().flat_map(|i| i.context.iter().map(|t| t.text.as_str()).chain(i.response.iter().map(|r| r.text.as_str())).chain(i.references.iter().map(String::as_str)));
-    let missing: Vec<&str> = texts.filter(|t| known.by_text(t).is_none() && seen.insert(t.trim().to_owned())).collect();
-    eprintln!("evaluate: parsing {} utterances without a graph ({})", missing.len(), parser.name());
     let bar = Progress::new("AMR parsing");
-    let mut results = Vec::with_capacity(missing.len());
-    let mut next_id = if parsed.is_file() { AmrIndex::load(std::slice::from_ref(&parsed))?.len() } else { 0 };
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&parsed)?;
-    for (k, chunk) in missing.chunks(8).enumerate() {
-        let batch = parser.parse_batch(chunk);
-        for (text, r) in chunk.iter().zip(&batch) {
-            match r {
-                // Appended as soon as parsed: a killed run keeps every finished graph.
-                Ok(p) => {
-                    next_id += 1;
-                    std::io::Write::write_all(&mut file, format!("{}\n", p.block(&format!("parsed-{next_id}"), text, parser.name(), parser.model())).as_bytes())?;
-                }
-                Err(e) => eprintln!("evaluate: no graph for {text:?}: {e}"),
-            }
-        }
-        results.extend(batch);
-        bar.update((k * 8 + chunk.len()).min(missing.len()), missing.len());
-    }
+    let done = dialeval_eval::parse::parse_missing(parser.as_ref(), items, files, &args.out.join("amr"), &|d, t| bar.update(d, t))?;
     bar.finish();
-    let stats = ParseStats::of(&results);
-    eprintln!("evaluate: AMR parsing: {stats:?}");
-    if stats.sentences > 0 && stats.failed == stats.sentences {
-        return Err(format!("the AMR parser failed on every utterance ({}); see the messages above", parser.name()).into());
+    for (text, why) in &done.failures {
+        eprintln!("evaluate: no graph for {text:?}: {why}");
     }
-    Ok(parsed)
+    eprintln!("evaluate: AMR parsing ({}): {:?}", parser.name(), done.stats);
+    Ok(done.file)
 }
 
 /// The LLM family when an endpoint is given or the local server answers on its default address.

@@ -193,6 +193,18 @@ with tempfile.TemporaryDirectory() as tmp:
             sys.exit(f"FAILED: evaluate wrote no {f}")
     if len(lines) != 300 or "llm: left out by --skip" not in (Path(tmp) / "report.md").read_text():
         sys.exit("FAILED: evaluate scores.jsonl or skipped list")
+# evaluate on a user's JSONL corpus with graphs from an external parser (a script playing one)
+with tempfile.TemporaryDirectory() as tmp:
+    fake = root / "amr-parse/tests/fixtures/fake_parser.py"
+    cmd = [str(examples / "evaluate"), "--corpus", "jsonl", "--input", str(root / "datasets/tests/fixtures/user.jsonl"), "--amr-parser", f"command:python3 {fake}",
+           "--skip", "llm,bert_ruber,slm,embedding", "--out", tmp]
+    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    if done.returncode != 0 or "AMR for 5 of 5 utterances" not in done.stderr or "# ::parser command" not in (Path(tmp) / "amr/parsed-command.amr.txt").read_text():
+        sys.exit(f"FAILED: evaluate --amr-parser command: {done.stderr}")
+    again = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    if "sentences: 0" not in again.stderr or "smatch: cached" not in again.stderr:
+        sys.exit(f"FAILED: evaluate --amr-parser did not reuse its graphs: {again.stderr}")
+print("evaluate --amr-parser command: every utterance parsed once, graphs reused on the next run")
 bad = subprocess.run([str(examples / "evaluate"), "--skip", "lexcal"], cwd=root, capture_output=True, text=True)
 if bad.returncode == 0 or "invalid value 'lexcal'" not in bad.stderr:
     sys.exit(f"FAILED: evaluate accepted an unknown --skip name: {bad.stderr}")

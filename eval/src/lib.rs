@@ -23,6 +23,7 @@
 //!   system-level correlations, the best metric per criterion, Williams' test against it, and
 //!   every metric's Spearman with response length.
 //! - [`write`]: the report files; [`plot`] (feature `plots`): heat map and scatter grids.
+//! - `parse` (feature `amr-parse`): graphs for the utterances the AMR files do not cover.
 //!
 //! ```
 //! use dialeval_datasets::{Corpus, DialogueItem, Rating, Turn};
@@ -68,6 +69,8 @@ pub mod families;
 pub mod family;
 #[cfg(feature = "slm")]
 pub mod models;
+#[cfg(feature = "amr-parse")]
+pub mod parse;
 pub mod pipeline;
 #[cfg(feature = "plots")]
 pub mod plot;

@@ -1,0 +1,70 @@
+//! Graphs for the utterances a corpus's AMR files do not cover (feature `amr-parse`): every
+//! context turn, response and reference without a graph is parsed once, and the graphs are
+//! appended to one PENMAN file as soon as they are made, so a killed run keeps them and the next
+//! run parses only what is still missing. The file then joins the AMR files of the run (and so
+//! the cache keys of the families that read graphs).
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use dialeval_amr_parse::{AmrParser, ParseStats};
+use dialeval_datasets::DialogueItem;
+use dialeval_datasets::amr::AmrIndex;
+
+use crate::error::{Error, Result};
+
+/// What [`parse_missing`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedMissing {
+    /// The PENMAN file holding every graph this parser made for the corpus (old and new).
+    pub file: PathBuf,
+    /// How this run's sentences went.
+    pub stats: ParseStats,
+    /// Sentences left without a graph, with the reason.
+    pub failures: Vec<(String, String)>,
+}
+
+/// Parses the utterances of `items` that none of `files` (nor `dir/parsed-<parser>.amr.txt`,
+/// the output of earlier runs) has a graph for, in batches of 8, calling `progress(done, total)`.
+///
+/// # Errors
+/// Unreadable AMR files or an unwritable output; [`Error::Config`] when the parser failed on
+/// every sentence (an endpoint or command that does not work at all).
+pub fn parse_missing(parser: &dyn AmrParser, items: &[DialogueItem], files: &[PathBuf], dir: &Path, progress: &dyn Fn(usize, usize)) -> Result<ParsedMissing> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let file = dir.join(format!("parsed-{}.amr.txt", parser.name()));
+    let mut known_files = files.to_vec();
+    if file.is_file() {
+        known_files.push(file.clone());
+    }
+    let known = AmrIndex::load(&known_files)?;
+    let mut next_id = if file.is_file() { AmrIndex::load(std::slice::from_ref(&file))?.len() } else { 0 };
+    let mut seen = HashSet::new();
+    let texts = items.iter().flat_map(|i| i.context.iter().map(|t| t.text.as_str()).chain(i.response.iter().map(|r| r.text.as_str())).chain(i.references.iter().map(String::as_str)));
+    let missing: Vec<&str> = texts.filter(|t| known.by_text(t).is_none() && seen.insert(t.trim().to_owned())).collect();
+    let mut out = std::fs::OpenOptions::new().create(true).append(true).open(&file).map_err(|e| Error::io(&file, e))?;
+    let mut results = Vec::with_capacity(missing.len());
+    let mut failures = Vec::new();
+    for (k, chunk) in missing.chunks(8).enumerate() {
+        let batch = parser.parse_batch(chunk);
+        for (text, r) in chunk.iter().zip(&batch) {
+            match r {
+                Ok(p) => {
+                    next_id += 1;
+                    let block = p.block(&format!("parsed-{next_id}"), text, parser.name(), parser.model());
+                    writeln!(out, "{block}").map_err(|e| Error::io(&file, e))?;
+                }
+                Err(e) => failures.push(((*text).to_owned(), e.to_string())),
+            }
+        }
+        results.extend(batch);
+        progress((k * 8 + chunk.len()).min(missing.len()), missing.len());
+    }
+    let stats = ParseStats::of(&results);
+    if stats.sentences > 0 && stats.failed == stats.sentences {
+        let first = failures.first().map_or_else(String::new, |(_, e)| e.clone());
+        return Err(Error::Config(format!("the AMR parser ({}) failed on every sentence: {first}", parser.name())));
+    }
+    Ok(ParsedMissing { file, stats, failures })
+}

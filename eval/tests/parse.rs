@@ -1,0 +1,44 @@
+//! Graphs for uncovered utterances: each distinct text parsed once, appended to the run's file,
+//! and a second run parses nothing (the external parser is a script playing one).
+#![cfg(feature = "amr-parse")]
+#![allow(clippy::panic)]
+
+use dialeval_amr_parse::CommandAmrParser;
+use dialeval_datasets::amr::AmrIndex;
+use dialeval_datasets::{Corpus, DialogueItem, Turn};
+
+fn item(id: &str, context: &str, response: &str, reference: &str) -> DialogueItem {
+    DialogueItem {
+        id: id.to_owned(),
+        corpus: Corpus::Jsonl,
+        context: vec![Turn::new(context)],
+        response: Some(Turn::new(response)),
+        references: vec![reference.to_owned()],
+        knowledge: None,
+        system: None,
+        annotators: Vec::new(),
+        ratings: Vec::new(),
+    }
+}
+
+#[test]
+fn uncovered_utterances_are_parsed_once_and_kept() {
+    let dir = std::env::temp_dir().join(format!("dialeval-eval-parse-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let script = dialeval_testkit::workspace_dir().join("amr-parse/tests/fixtures/fake_parser.py");
+    let parser = CommandAmrParser::new("python3", vec![script.display().to_string()]);
+    let items = vec![item("1", "do you like tea", "yes green tea", "i do"), item("2", "do you like tea", "no", "i do")];
+    let first = dialeval_eval::parse::parse_missing(&parser, &items, &[], &dir, &|_, _| {}).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(first.stats.sentences, 4, "distinct texts: the shared context and reference once");
+    assert_eq!(first.stats.valid_first, 4);
+    let index = AmrIndex::load(std::slice::from_ref(&first.file)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(index.len(), 4);
+    assert!(index.by_text("yes green tea").is_some_and(|b| b.penman.contains(":quant 3")));
+    let again = dialeval_eval::parse::parse_missing(&parser, &items, &[], &dir, &|_, _| {}).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again.stats.sentences, 0, "the second run parses nothing");
+    assert_eq!(again.file, first.file);
+    let broken = CommandAmrParser::new("/nonexistent/parser", Vec::new());
+    let more = vec![item("3", "a new context", "a new response", "a new reference")];
+    assert!(dialeval_eval::parse::parse_missing(&broken, &more, &[], &dir, &|_, _| {}).is_err(), "a parser that fails on everything is an error");
+    let _ = std::fs::remove_dir_all(&dir);
+}
