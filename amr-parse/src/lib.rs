@@ -66,7 +66,7 @@ impl Parsed {
         }
         out.push_str(&format!(" ::attempts {}", self.attempts));
         if let Some(r) = self.repairs {
-            out.push_str(&format!(" ::repaired trimmed={} closed={} dropped={} renamed={}", r.trimmed, r.closed, r.dropped_closers, r.renamed));
+            out.push_str(&format!(" ::repaired trimmed={} closed={} dropped={} renamed={} cut={}", r.trimmed, r.closed, r.dropped_closers, r.renamed, r.cut_incomplete));
         }
         out.push('\n');
         out.push_str(&self.penman);

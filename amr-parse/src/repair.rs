@@ -1,5 +1,8 @@
 //! Deterministic repair of the defects parsers (LLMs above all) commonly make: text around the
-//! graph (prose, code fences), unbalanced parentheses, a variable defined twice.
+//! graph (prose, code fences), unbalanced parentheses, a variable defined twice, a last relation
+//! cut off at the completion limit.
+
+use crate::validate::validate;
 
 /// What [`repair`] changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -12,12 +15,14 @@ pub struct Repairs {
     pub dropped_closers: usize,
     /// Second definitions of a variable renamed to a fresh one.
     pub renamed: usize,
+    /// An unfinished last relation (an answer cut at the completion limit) was dropped.
+    pub cut_incomplete: bool,
 }
 
 impl Repairs {
     /// Whether anything was changed.
     pub fn any(&self) -> bool {
-        self.trimmed || self.closed > 0 || self.dropped_closers > 0 || self.renamed > 0
+        self.trimmed || self.closed > 0 || self.dropped_closers > 0 || self.renamed > 0 || self.cut_incomplete
     }
 }
 
@@ -43,14 +48,54 @@ pub fn repair(answer: &str) -> (String, Repairs) {
         }
         _ => body,
     };
+    let balanced = balance(body);
+    repairs.trimmed |= balanced.trailing;
+    repairs.dropped_closers = balanced.dropped;
+    repairs.closed = balanced.depth;
+    let (renamed, count) = rename_duplicates(&balanced.closed());
+    repairs.renamed = count;
+    if balanced.depth > 0 && validate(&renamed).is_err() {
+        // An answer cut mid-node (at the completion limit): back off to the last relation that
+        // starts before the damage, close what is open there, keep the first version that is valid.
+        for at in role_starts(&balanced.text).into_iter().rev().take(64) {
+            let shorter = balance(&balanced.text[..at]);
+            let (candidate, count) = rename_duplicates(&shorter.closed());
+            if validate(&candidate).is_ok() {
+                repairs.cut_incomplete = true;
+                repairs.closed = shorter.depth;
+                repairs.renamed = count;
+                return (candidate, repairs);
+            }
+        }
+    }
+    (renamed, repairs)
+}
+
+/// A graph's text up to its matching `)` (or the end), with what was left open.
+struct Balanced {
+    /// The text kept, without the closing parentheses still needed.
+    text: String,
+    /// Parentheses left open at the end.
+    depth: usize,
+    /// Unmatched `)` dropped.
+    dropped: usize,
+    /// Non-space text after the graph closed, or a backtick, was dropped.
+    trailing: bool,
+}
+
+impl Balanced {
+    fn closed(&self) -> String {
+        format!("{}{}", self.text, ")".repeat(self.depth))
+    }
+}
+
+fn balance(body: &str) -> Balanced {
     let mut out = String::with_capacity(body.len() + 8);
-    let (mut depth, mut in_quote, mut escaped) = (0_usize, false, false);
-    let mut ended = false;
+    let (mut depth, mut dropped, mut trailing) = (0_usize, 0_usize, false);
+    let (mut in_quote, mut escaped, mut ended) = (false, false, false);
     for c in body.chars() {
         if ended {
-            if !c.is_whitespace() {
-                repairs.trimmed = true;
-            }
+            trailing |= !c.is_whitespace();
             continue;
         }
         if in_quote {
@@ -71,24 +116,35 @@ pub fn repair(answer: &str) -> (String, Repairs) {
                 depth += 1;
                 out.push(c);
             }
-            ')' if depth == 0 => repairs.dropped_closers += 1,
+            ')' if depth == 0 => dropped += 1,
             ')' => {
                 depth -= 1;
                 out.push(c);
                 ended = depth == 0;
             }
-            '`' => repairs.trimmed = true,
+            '`' => trailing = true,
             _ => out.push(c),
         }
     }
     if in_quote {
         out.push('"');
     }
-    repairs.closed = depth;
-    out.push_str(&")".repeat(depth));
-    let (renamed, count) = rename_duplicates(&out);
-    repairs.renamed = count;
-    (renamed, repairs)
+    Balanced { text: out, depth, dropped, trailing }
+}
+
+/// Byte offsets of the `:` that start a relation (after whitespace, outside quotes).
+fn role_starts(text: &str) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let (mut in_quote, mut prev_space) = (false, false);
+    for (i, c) in text.char_indices() {
+        if c == '"' {
+            in_quote = !in_quote;
+        } else if c == ':' && !in_quote && prev_space {
+            starts.push(i);
+        }
+        prev_space = c.is_whitespace();
+    }
+    starts
 }
 
 /// Renames the second and later definitions `(v / …` of a variable to `v_2`, `v_3`, …
@@ -146,5 +202,11 @@ mod tests {
         assert!(validate(&g).is_ok(), "{g}");
         let (_, r) = repair("(o / okay-04)");
         assert!(!r.any());
+        // Cut at the completion limit inside a node: the unfinished relation is dropped.
+        let (g, r) = repair("(s / say-01\n   :ARG0 (i / i)\n   :ARG1 (w /");
+        assert_eq!(validate(&g).ok().map(|g| g.triples().len()), Some(3), "{g}");
+        assert!(r.cut_incomplete && r.closed == 1, "{r:?}");
+        let (g, r) = repair("(s / say-01 :ARG0 (i / i) :ARG2");
+        assert!(validate(&g).is_ok() && r.cut_incomplete, "{g} {r:?}");
     }
 }
