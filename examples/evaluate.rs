@@ -121,8 +121,7 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> AnyResult<()> {
     let mut items = load_corpus(&args)?;
-    let amr_files = if args.amr.is_empty() && args.corpus == Corpus::Usr { vec![args.data.join("silver-amr/usr-personachat.silver.amr.txt")] } else { args.amr.clone() };
-    let mut amr_files = amr_files;
+    let mut amr_files = if args.amr.is_empty() && args.corpus == Corpus::Usr { vec![args.data.join("silver-amr/usr-personachat.silver.amr.txt")] } else { args.amr.clone() };
     if let Some(choice) = &args.amr_parser {
         amr_files.push(parse_missing(&args, choice, &items, &amr_files)?);
     }
@@ -184,7 +183,11 @@ fn run(args: Args) -> AnyResult<()> {
                 let scorer = Scorer::load(source.dir(), cpu())?;
                 let text_side = match (&encoder, &cache) {
                     (Ok(e), Some(c)) => Some((Arc::clone(e), Arc::clone(c))),
-                    _ if scorer.featurizer().encoder.is_some() => return Err(no_encoder().into()),
+                    // This model reads sentence vectors: without the encoder it cannot score.
+                    _ if scorer.featurizer().encoder.is_some() => {
+                        pipeline.skip(&name, no_encoder());
+                        continue;
+                    }
                     _ => None,
                 };
                 pipeline.add(SlmFamily::new(scorer, CheckpointIdentity::of(source.dir())?, text_side));
