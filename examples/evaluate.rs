@@ -32,6 +32,9 @@ use dialeval_slm_model::train::Scorer;
 
 type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// The endpoint of the local server (`scripts/llm_server.sh start`), used when none is given.
+const LOCAL_LLM: &str = "http://127.0.0.1:8089/v1";
+
 /// The corpora the main job reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Corpus {
@@ -272,7 +275,7 @@ fn parse_missing(args: &Args, choice: &AmrParserChoice, items: &[DialogueItem], 
     let parser: Box<dyn AmrParser> = match choice {
         AmrParserChoice::Command(cmd) => Box::new(CommandAmrParser::from_command_line(cmd)?),
         AmrParserChoice::Llm => {
-            let base_url = args.llm_base_url.clone().unwrap_or_else(|| "http://127.0.0.1:8089/v1".to_owned());
+            let base_url = args.llm_base_url.clone().unwrap_or_else(|| LOCAL_LLM.to_owned());
             let http = OpenAiClient::new(OpenAiConfig { base_url, timeout: Duration::from_secs(300), ..OpenAiConfig::default() })?;
             let client = CachedClient::new(http, args.out.join("cache/amr-llm"))?;
             Box::new(LlmAmrParser::new(client, LlmParserConfig { model: args.llm_model.clone(), ..LlmParserConfig::default() })?)
@@ -290,7 +293,7 @@ fn parse_missing(args: &Args, choice: &AmrParserChoice, items: &[DialogueItem], 
 
 /// The LLM family when an endpoint is given or the local server answers on its default address.
 fn llm_family(args: &Args) -> AnyResult<Option<LlmFamily<CachedClient<OpenAiClient>>>> {
-    let base_url = args.llm_base_url.clone().unwrap_or_else(|| "http://127.0.0.1:8089/v1".to_owned());
+    let base_url = args.llm_base_url.clone().unwrap_or_else(|| LOCAL_LLM.to_owned());
     if args.llm_base_url.is_none() && !dialeval_examples::reachable(&base_url) {
         return Ok(None);
     }

@@ -3,48 +3,16 @@
 //! error, the cache makes a second run call nothing, and an endpoint failure is an LLM error.
 #![allow(clippy::panic, clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dialeval_amr_parse::{AmrParser, Error, LlmAmrParser, LlmParserConfig};
 use dialeval_llm_prompt::{CachedClient, OpenAiClient, OpenAiConfig};
+use dialeval_testkit::http::Requests;
 
-/// Serves the answers in order (the last repeats) and records every request body.
-fn serve(answers: Vec<&'static str>, status: u16) -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let bodies = Arc::new(Mutex::new(Vec::new()));
-    let seen = Arc::clone(&bodies);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().take(50) {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut len = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; len];
-            let _ = reader.read_exact(&mut body);
-            let k = {
-                let mut s = seen.lock().unwrap();
-                s.push(String::from_utf8_lossy(&body).into_owned());
-                s.len() - 1
-            };
-            let content = answers[k.min(answers.len() - 1)];
-            let reply = serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content}}]}).to_string();
-            let head = format!("HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", reply.len());
-            let _ = stream.write_all(format!("{head}{reply}").as_bytes());
-        }
-    });
-    (url, bodies)
+/// Serves the answers in order (the last repeats) as chat completions with `status`.
+fn serve(answers: Vec<&'static str>, status: u16) -> (String, Requests) {
+    let reply = |content: &str| serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content}}]}).to_string();
+    dialeval_testkit::http::serve(answers.into_iter().map(|a| (status, Vec::new(), reply(a))).collect())
 }
 
 fn client(url: &str) -> OpenAiClient {
@@ -71,7 +39,7 @@ fn a_repair_round_sends_back_the_exact_defect() {
     let p = parser.parse("The boy wants.").unwrap();
     assert_eq!(p.attempts, 2);
     assert!(p.repairs.is_none());
-    let bodies = bodies.lock().unwrap();
+    let bodies = bodies.bodies();
     assert_eq!(bodies.len(), 2);
     assert!(bodies[1].contains(":agent is not an AMR role"), "{}", bodies[1]);
     assert!(bodies[0].contains("Sentence: The boy wants."));
@@ -86,7 +54,7 @@ fn after_the_rounds_a_deterministic_repair_takes_over() {
     assert_eq!(p.attempts, 3, "two repair rounds after the first answer");
     let r = p.repairs.unwrap();
     assert!(r.trimmed && r.closed == 2, "{r:?}");
-    assert_eq!(bodies.lock().unwrap().len(), 3);
+    assert_eq!(bodies.count(), 3);
     let block = p.block("u1", "The boy wants to go.", "llm", Some("scripted"));
     assert!(block.contains("::parser llm ::model scripted ::attempts 3 ::repaired"), "{block}");
 }
@@ -112,9 +80,9 @@ fn an_endpoint_failure_is_an_llm_error_and_empty_text_needs_no_call() {
     let (url, bodies) = serve(vec!["{}"], 500);
     let parser = LlmAmrParser::new(client(&url), config()).unwrap();
     assert!(matches!(parser.parse("Hi."), Err(Error::Llm(_))));
-    let before = bodies.lock().unwrap().len();
+    let before = bodies.count();
     assert_eq!(parser.parse(" ... ").unwrap().penman, "(a / amr-empty)");
-    assert_eq!(bodies.lock().unwrap().len(), before);
+    assert_eq!(bodies.count(), before);
 }
 
 #[test]
@@ -127,9 +95,9 @@ fn a_second_run_is_served_from_the_cache() {
         parser.parse_batch(&["The boy wants.", "Go!"]).into_iter().map(|r| r.unwrap().penman).collect::<Vec<_>>()
     };
     let first = run();
-    let calls = bodies.lock().unwrap().len();
+    let calls = bodies.count();
     assert_eq!(calls, 3);
     assert_eq!(run(), first);
-    assert_eq!(bodies.lock().unwrap().len(), calls, "the resumed run made no call");
+    assert_eq!(bodies.count(), calls, "the resumed run made no call");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -65,7 +65,12 @@ impl CheckpointIdentity {
 /// The cache cannot be created or read.
 pub fn encoder_cache(encoder: &PretrainedEncoder, dir: &Path) -> Result<EmbeddingCache> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    Ok(EmbeddingCache::open(&dir.join(format!("{}.bin", encoder.fingerprint())), encoder.hidden_size())?.with_encoder_id(encoder.fingerprint()))
+    Ok(EmbeddingCache::open(&cache_path(encoder, dir), encoder.hidden_size())?.with_encoder_id(encoder.fingerprint()))
+}
+
+/// `dir/<fingerprint>.bin`: the token-state cache file of `encoder`.
+fn cache_path(encoder: &PretrainedEncoder, dir: &Path) -> PathBuf {
+    dir.join(format!("{}.bin", encoder.fingerprint()))
 }
 
 /// The token-state cache of one encoder, shared by the families of a run and opened on first
@@ -81,7 +86,7 @@ pub struct SharedCache {
 impl SharedCache {
     /// The cache of `encoder` in `dir` (`dir/<fingerprint>.bin`), not opened yet.
     pub fn new(encoder: &PretrainedEncoder, dir: &Path) -> Self {
-        Self { path: dir.join(format!("{}.bin", encoder.fingerprint())), dim: encoder.hidden_size(), encoder_id: encoder.fingerprint().to_owned(), cache: Mutex::new(None) }
+        Self { path: cache_path(encoder, dir), dim: encoder.hidden_size(), encoder_id: encoder.fingerprint().to_owned(), cache: Mutex::new(None) }
     }
 
     /// Runs `f` on the cache, opening it first if needed.

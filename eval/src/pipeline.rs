@@ -197,12 +197,10 @@ impl Pipeline {
                     for note in &scores.notes {
                         observe(Event::Note { family: name, text: note });
                     }
-                    // Checked by the table before anything is cached.
-                    let mut staged = table.clone();
+                    // Checked by the table before anything is cached: a bad column ends the run.
                     for c in &scores.columns {
-                        staged.push(c.clone())?;
+                        table.push(c.clone())?;
                     }
-                    table = staged;
                     if scores.complete {
                         if let Some(cache) = &self.cache {
                             cache.store(name, &key, &settings, &scores.columns)?;

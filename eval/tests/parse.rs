@@ -5,21 +5,9 @@
 
 use dialeval_amr_parse::CommandAmrParser;
 use dialeval_datasets::amr::AmrIndex;
-use dialeval_datasets::{Corpus, DialogueItem, Turn};
 
-fn item(id: &str, context: &str, response: &str, reference: &str) -> DialogueItem {
-    DialogueItem {
-        id: id.to_owned(),
-        corpus: Corpus::Jsonl,
-        context: vec![Turn::new(context)],
-        response: Some(Turn::new(response)),
-        references: vec![reference.to_owned()],
-        knowledge: None,
-        system: None,
-        annotators: Vec::new(),
-        ratings: Vec::new(),
-    }
-}
+mod common;
+use common::item;
 
 #[test]
 fn uncovered_utterances_are_parsed_once_and_kept() {

@@ -7,23 +7,12 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use dialeval_datasets::{Corpus, DialogueItem, Turn};
+use dialeval_datasets::DialogueItem;
 use dialeval_eval::families::{LENGTH, LengthFamily, LexicalFamily};
 use dialeval_eval::{Analysis, Column, FamilyCache, FamilyOutput, FamilyScores, FamilyStatus, HumanScores, MetricFamily, Pipeline};
 
-fn item(id: &str, context: &str, response: &str, reference: &str) -> DialogueItem {
-    DialogueItem {
-        id: id.to_owned(),
-        corpus: Corpus::Jsonl,
-        context: vec![Turn::new(context)],
-        response: Some(Turn::new(response)),
-        references: vec![reference.to_owned()],
-        knowledge: None,
-        system: None,
-        annotators: Vec::new(),
-        ratings: Vec::new(),
-    }
-}
+mod common;
+use common::item;
 
 /// Scores each item by its response length times `factor`, counting its computations.
 struct Counting {

@@ -2,57 +2,14 @@
 //! timeout, 500 then success, 429 with Retry-After, malformed JSON, empty choices.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use dialeval_llm_prompt::client::{ChatClient, ChatRequest, Message, OpenAiClient, OpenAiConfig};
 use dialeval_llm_prompt::{CachedClient, Error};
+use dialeval_testkit::http::serve;
 
 const OK_BODY: &str = r#"{"choices":[{"message":{"role":"assistant","content":"Coherence: 4"}}],"usage":{"prompt_tokens":10,"completion_tokens":3}}"#;
-
-/// A canned answer: status, extra headers, body.
-type Canned = (u16, Vec<(&'static str, String)>, String);
-
-/// Serves canned HTTP responses in order (the last one repeats), counting requests.
-fn serve(responses: Vec<Canned>) -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let hits = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&hits);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().take(20) {
-            let Ok(mut stream) = stream else { continue };
-            read_request(&mut stream);
-            let k = counter.fetch_add(1, Ordering::SeqCst);
-            let (status, headers, body) = &responses[k.min(responses.len() - 1)];
-            let mut head = format!("HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
-            for (h, v) in headers {
-                head.push_str(&format!("{h}: {v}\r\n"));
-            }
-            let _ = stream.write_all(format!("{head}\r\n{body}").as_bytes());
-        }
-    });
-    (url, hits)
-}
-
-fn read_request(stream: &mut TcpStream) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut len = 0;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-            break;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; len];
-    let _ = reader.read_exact(&mut body);
-}
 
 fn client(url: &str, timeout_ms: u64, retries: u32) -> OpenAiClient {
     OpenAiClient::new(OpenAiConfig {
@@ -99,7 +56,7 @@ fn server_error_then_success_is_retried() {
     let r = client(&url, 2000, 3).complete(&request()).unwrap();
     assert_eq!(r.content, "Coherence: 4");
     assert_eq!(r.completion_tokens, Some(3));
-    assert_eq!(hits.load(Ordering::SeqCst), 3);
+    assert_eq!(hits.count(), 3);
 }
 
 #[test]
@@ -109,7 +66,7 @@ fn rate_limit_honours_retry_after() {
     let r = client(&url, 2000, 2).complete(&request()).unwrap();
     assert_eq!(r.content, "Coherence: 4");
     assert!(started.elapsed() >= Duration::from_millis(200), "waited {:?}", started.elapsed());
-    assert_eq!(hits.load(Ordering::SeqCst), 2);
+    assert_eq!(hits.count(), 2);
 }
 
 #[test]
@@ -117,7 +74,7 @@ fn client_errors_are_not_retried() {
     let (url, hits) = serve(vec![(400, vec![], "{\"error\":\"bad request\"}".into())]);
     let err = client(&url, 2000, 3).complete(&request()).unwrap_err();
     assert!(matches!(err, Error::Status { status: 400, attempts: 1, .. }), "{err}");
-    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    assert_eq!(hits.count(), 1);
 }
 
 #[test]
@@ -138,7 +95,7 @@ fn cache_answers_repeated_requests_without_calls() {
     let second = cached.complete(&request()).unwrap();
     assert!(!first.cached && second.cached);
     assert_eq!(first.content, second.content);
-    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    assert_eq!(hits.count(), 1);
     let mut other = request();
     other.seed = Some(1);
     assert!(!cached.complete(&other).unwrap().cached, "a different request is a different key");

@@ -87,7 +87,15 @@ pub fn pool(vectors: &[Vec<f32>], pooling: Pooling) -> Result<Vec<f32>> {
 pub fn referenced_score(embedder: &impl TokenEmbedder, response: &str, reference: &str, pooling: Pooling) -> Result<f64> {
     let e = embedder.embed_tokens(&[response, reference]).map_err(embed_error)?;
     let [r, g] = e.as_slice() else { return Err(Error::Config("embedder returned the wrong number of texts".into())) };
-    cosine(&pool(&r.vectors, pooling)?, &pool(&g.vectors, pooling)?)
+    referenced_score_of(r, g, pooling)
+}
+
+/// [`referenced_score`] from token vectors already computed.
+///
+/// # Errors
+/// An empty text.
+pub fn referenced_score_of(response: &TokenEmbeddings, reference: &TokenEmbeddings, pooling: Pooling) -> Result<f64> {
+    cosine(&pool(&response.vectors, pooling)?, &pool(&reference.vectors, pooling)?)
 }
 
 /// Cosine of sentence embeddings from a [`SentenceEmbedder`].

@@ -5,6 +5,8 @@
 //! `None`, unless `DIALEVAL_REQUIRE_SHARED=1` (set by `.ci/run`), in which case it panics.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // test support fails loudly
 
+pub mod http;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;

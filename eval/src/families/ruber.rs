@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use dialeval_datasets::DialogueItem;
-use dialeval_metrics::embedding::{HybridStrategy, Pooling, cosine, hybrid, min_max_normalize, pool};
+use dialeval_metrics::embedding::{HybridStrategy, Pooling, hybrid, min_max_normalize, referenced_score_of};
 use dialeval_slm_model::bert::PretrainedEncoder;
 use dialeval_slm_model::ruber::RuberScorer;
 use serde::Serialize;
@@ -80,7 +80,7 @@ impl MetricFamily for BertRuberFamily {
             let hyps: Vec<&str> = at.iter().map(|&i| response(&items[i])).collect();
             let refs: Vec<&str> = at.iter().map(|&i| items[i].references[0].as_str()).collect();
             let (h, r) = (self.memo.get(&hyps)?, self.memo.get(&refs)?);
-            let referenced: Vec<f64> = h.iter().zip(&r).map(|(x, y)| cosine(&pool(&x.vectors, Pooling::MaxMin)?, &pool(&y.vectors, Pooling::MaxMin)?)).collect::<Result<_, _>>()?;
+            let referenced: Vec<f64> = h.iter().zip(&r).map(|(x, y)| referenced_score_of(x, y, Pooling::MaxMin)).collect::<Result<_, _>>()?;
             let unref: Vec<f64> = at.iter().map(|&i| unreferenced[i]).collect();
             let (nu, nr) = (min_max_normalize(&unref)?, min_max_normalize(&referenced)?);
             columns.push(Column::spread("BERT-RUBER-ref", n, &at, &referenced)?);

@@ -1,7 +1,5 @@
 //! Smatch of the response's AMR graph against the reference's.
 
-use std::collections::HashMap;
-
 use dialeval_amr_graph::smatch::{Smatch, SmatchConfig};
 use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::AmrIndex;
@@ -18,7 +16,7 @@ use crate::table::Column;
 pub struct SmatchFamily {
     smatch: Smatch,
     config: SmatchConfig,
-    references: HashMap<String, String>,
+    references: AmrIndex,
     files: Vec<FileDigest>,
 }
 
@@ -37,15 +35,8 @@ impl SmatchFamily {
     /// # Errors
     /// An invalid configuration or an unreadable file.
     pub fn new(index: &AmrIndex, files: &[std::path::PathBuf], config: SmatchConfig) -> Result<Self> {
-        let mut references = HashMap::new();
-        for b in index.blocks() {
-            if let Some(snt) = &b.snt {
-                // The first graph of a repeated sentence wins, as in `AmrIndex::by_text`.
-                references.entry(snt.trim().to_owned()).or_insert_with(|| b.penman.clone());
-            }
-        }
         let files = files.iter().map(|f| FileDigest::of(f)).collect::<Result<_>>()?;
-        Ok(Self { smatch: Smatch::new(config)?, config, references, files })
+        Ok(Self { smatch: Smatch::new(config)?, config, references: index.clone(), files })
     }
 }
 
@@ -66,8 +57,8 @@ impl MetricFamily for SmatchFamily {
         for (i, item) in items.iter().enumerate() {
             progress(i + 1, items.len());
             let (Some(test), Some(reference)) = (item.response.as_ref().and_then(|r| r.amr.as_deref()), item.references.first()) else { continue };
-            let Some(gold) = self.references.get(reference.trim()) else { continue };
-            values[i] = Some(self.smatch.score_str(test, gold)?.f1());
+            let Some(gold) = self.references.by_text(reference) else { continue };
+            values[i] = Some(self.smatch.score_str(test, &gold.penman)?.f1());
             found += 1;
         }
         if found == 0 {
