@@ -36,7 +36,7 @@ pub mod validate;
 pub use command::CommandAmrParser;
 pub use error::{Error, Invalid, Result};
 pub use llm::{LlmAmrParser, LlmParserConfig};
-pub use repair::{Repairs, repair};
+pub use repair::{RUNAWAY_CHAIN, Repairs, collapse_runaway, repair};
 pub use validate::validate;
 
 use dialeval_amr_graph::AmrGraph;
@@ -66,7 +66,7 @@ impl Parsed {
         }
         out.push_str(&format!(" ::attempts {}", self.attempts));
         if let Some(r) = self.repairs {
-            out.push_str(&format!(" ::repaired trimmed={} closed={} dropped={} renamed={} cut={}", r.trimmed, r.closed, r.dropped_closers, r.renamed, r.cut_incomplete));
+            out.push_str(&format!(" ::repaired trimmed={} closed={} dropped={} renamed={} cut={} collapsed={}", r.trimmed, r.closed, r.dropped_closers, r.renamed, r.cut_incomplete, r.collapsed));
         }
         out.push('\n');
         out.push_str(&self.penman);

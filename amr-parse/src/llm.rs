@@ -11,7 +11,7 @@ use dialeval_llm_prompt::ChatClient;
 use dialeval_llm_prompt::client::{ChatRequest, Message};
 
 use crate::error::{Error, Invalid, Result};
-use crate::repair::repair;
+use crate::repair::{Repairs, collapse_runaway, repair};
 use crate::validate::validate;
 use crate::{AmrParser, Parsed, empty_sentence_graph};
 
@@ -123,7 +123,7 @@ impl<C: ChatClient> LlmAmrParser<C> {
         for round in 0..=self.config.repair_rounds {
             let answer = self.client.complete(&self.request(messages.clone()))?.content;
             match validate(&answer) {
-                Ok(graph) => return Ok(Parsed { graph, penman: answer.trim().to_owned(), attempts: round + 1, repairs: None }),
+                Ok(graph) => return Ok(without_runaway(Parsed { graph, penman: answer.trim().to_owned(), attempts: round + 1, repairs: None })),
                 Err(e) => {
                     messages.push(message("assistant", &answer));
                     messages.push(message("user", &format!("That graph is invalid: {e}. Answer with the corrected graph only.")));
@@ -136,10 +136,18 @@ impl<C: ChatClient> LlmAmrParser<C> {
         for answer in answers.iter().rev() {
             let (fixed, repairs) = repair(answer);
             if let Ok(graph) = validate(&fixed) {
-                return Ok(Parsed { graph, penman: fixed, attempts: answers.len(), repairs: Some(repairs) });
+                return Ok(without_runaway(Parsed { graph, penman: fixed, attempts: answers.len(), repairs: Some(repairs) }));
             }
         }
         Err(Error::Invalid { sentence: sentence.to_owned(), attempts: answers.len(), last })
+    }
+}
+
+/// `parsed` with runaway repetition collapsed ([`collapse_runaway`]), counted in its repairs.
+fn without_runaway(parsed: Parsed) -> Parsed {
+    match collapse_runaway(&parsed.penman).and_then(|(text, n)| Some((validate(&text).ok()?, text, n))) {
+        Some((graph, penman, collapsed)) => Parsed { graph, penman, repairs: Some(Repairs { collapsed, ..parsed.repairs.unwrap_or_default() }), ..parsed },
+        None => parsed,
     }
 }
 

@@ -1,8 +1,14 @@
 //! Deterministic repair of the defects parsers (LLMs above all) commonly make: text around the
 //! graph (prose, code fences), unbalanced parentheses, a variable defined twice, a last relation
-//! cut off at the completion limit.
+//! cut off at the completion limit, runaway repetition.
+
+use dialeval_amr_graph::penman::{Indent, Node, Target, decode, encode_node};
 
 use crate::validate::validate;
+
+/// Nested nodes of one concept, each the child of the previous, from which on a chain is runaway
+/// repetition rather than meaning ("I think you think he thinks" nests three).
+pub const RUNAWAY_CHAIN: usize = 4;
 
 /// What [`repair`] changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -17,12 +23,15 @@ pub struct Repairs {
     pub renamed: usize,
     /// An unfinished last relation (an answer cut at the completion limit) was dropped.
     pub cut_incomplete: bool,
+    /// Nodes removed as runaway repetition (see [`collapse_runaway`]).
+    #[serde(default)]
+    pub collapsed: usize,
 }
 
 impl Repairs {
     /// Whether anything was changed.
     pub fn any(&self) -> bool {
-        self.trimmed || self.closed > 0 || self.dropped_closers > 0 || self.renamed > 0 || self.cut_incomplete
+        self.trimmed || self.closed > 0 || self.dropped_closers > 0 || self.renamed > 0 || self.cut_incomplete || self.collapsed > 0
     }
 }
 
@@ -69,6 +78,86 @@ pub fn repair(answer: &str) -> (String, Repairs) {
         }
     }
     (renamed, repairs)
+}
+
+/// The graph without runaway repetition, the way small models loop until the completion limit,
+/// and the number of nodes removed; `None` when there is none (or the text does not decode, or
+/// removing it would leave a variable undefined). Two rules, both keeping the first occurrence:
+/// - a chain of [`RUNAWAY_CHAIN`] or more nested nodes of one concept (`(c / chapter :ARG1 (c2 /
+///   chapter :ARG2 (c3 / chapter …`) keeps its first node and loses the edges into the chain;
+/// - a sibling that repeats an earlier sibling (same role, same subtree up to variable names)
+///   is dropped.
+///
+/// No gold graph of the Little Prince or Diplomacy corpora contains either pattern (tested).
+pub fn collapse_runaway(penman: &str) -> Option<(String, usize)> {
+    let mut tree = decode(penman).ok()?;
+    let removed = collapse(&mut tree.node);
+    if removed == 0 {
+        return None;
+    }
+    let text = encode_node(&tree.node, Indent::Adaptive);
+    validate(&text).ok()?;
+    Some((text, removed))
+}
+
+/// Removes runaway repetition below `node`; returns the number of nodes removed.
+fn collapse(node: &mut Node) -> usize {
+    let mut removed = 0;
+    if chain_length(node) >= RUNAWAY_CHAIN {
+        let concept = node.concept.clone();
+        node.edges.retain(|e| match &e.target {
+            Target::Node(child) if child.concept == concept && chain_length(child) >= RUNAWAY_CHAIN - 1 => {
+                removed += size(child);
+                false
+            }
+            _ => true,
+        });
+    }
+    let mut seen: Vec<(String, String)> = Vec::new();
+    node.edges.retain(|e| {
+        let Target::Node(child) = &e.target else { return true };
+        let shape = (e.role.to_string(), shape(child));
+        if seen.contains(&shape) {
+            removed += size(child);
+            false
+        } else {
+            seen.push(shape);
+            true
+        }
+    });
+    for edge in &mut node.edges {
+        if let Target::Node(child) = &mut edge.target {
+            removed += collapse(child);
+        }
+    }
+    removed
+}
+
+/// The longest chain of nested nodes with `node`'s concept that starts at `node`.
+fn chain_length(node: &Node) -> usize {
+    1 + node.edges.iter().filter_map(|e| if let Target::Node(c) = &e.target { Some(c) } else { None }).filter(|c| c.concept.is_some() && c.concept == node.concept).map(chain_length).max().unwrap_or(0)
+}
+
+/// Nodes in the subtree.
+fn size(node: &Node) -> usize {
+    1 + node.edges.iter().map(|e| if let Target::Node(c) = &e.target { size(c) } else { 0 }).sum::<usize>()
+}
+
+/// The subtree written without its variables (references to variables stay as written).
+fn shape(node: &Node) -> String {
+    let mut out = format!("({}", node.concept.as_deref().unwrap_or(""));
+    for e in &node.edges {
+        out.push(' ');
+        out.push_str(&e.role);
+        out.push(' ');
+        match &e.target {
+            Target::Node(c) => out.push_str(&shape(c)),
+            Target::Atom(a) => out.push_str(a),
+            Target::Missing => {}
+        }
+    }
+    out.push(')');
+    out
 }
 
 /// A graph's text up to its matching `)` (or the end), with what was left open.
@@ -208,5 +297,24 @@ mod tests {
         assert!(r.cut_incomplete && r.closed == 1, "{r:?}");
         let (g, r) = repair("(s / say-01 :ARG0 (i / i) :ARG2");
         assert!(validate(&g).is_ok() && r.cut_incomplete, "{g} {r:?}");
+    }
+
+    #[test]
+    fn runaway_repetition_is_collapsed_to_its_first_occurrence() {
+        // SmolLM2's answer for "Chapter 4 ." (Little Prince test), shortened.
+        let (g, n) = collapse_runaway("(f / chapter-4 :ARG1 (h / chapter-4 :ARG2 (h_2 / chapter-4 :ARG3 (h_3 / chapter-4 :ARG4 (h_4 / chapter-4)))))").unwrap_or_default();
+        assert_eq!((g.as_str(), n), ("(f / chapter-4)", 4));
+        // The chain starts below other nodes: only the chain goes.
+        let (g, n) = collapse_runaway("(s / surprise-01 :ARG1 (r / surprise :ARG2 (r2 / surprise-01 :ARG3 (r3 / surprise-01 :ARG4 (r4 / surprise-01 :ARG5 (r5 / surprise-01))))))").unwrap_or_default();
+        assert_eq!(validate(&g).map(|g| g.triples().len()).ok(), Some(5), "{g}");
+        assert_eq!(n, 3);
+        // A repeated sibling (same role, same subtree up to variables) goes; other roles stay.
+        let (g, n) = collapse_runaway("(f / father :ARG1 (d / dog :mod (a / amr-unknown)) :ARG1 (d2 / dog :mod (a2 / amr-unknown)) :ARG2 (d3 / dog))").unwrap_or_default();
+        assert_eq!((g.replace(char::is_whitespace, ""), n), ("(f/father:ARG1(d/dog:mod(a/amr-unknown)):ARG2(d3/dog))".to_owned(), 2));
+        // Three nested frames of one concept and distinct siblings are meaning, not runaway.
+        assert_eq!(collapse_runaway("(t / think-01 :ARG0 (i / i) :ARG1 (t2 / think-01 :ARG0 (y / you) :ARG1 (t3 / think-01 :ARG0 (h / he))))"), None);
+        assert_eq!(collapse_runaway("(a / and :op1 (d / dog) :op2 (d2 / dog))"), None);
+        // A removal that would leave a reference dangling is not made.
+        assert_eq!(collapse_runaway("(f / f :ARG1 (x / y :ARG0 (z / z)) :ARG1 (x2 / y :ARG0 (z2 / z)) :ARG2 x2)"), None);
     }
 }
