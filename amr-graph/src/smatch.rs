@@ -9,7 +9,12 @@
 //!
 //! The search is smatch's hill climbing (smart initialisation from matching concepts, then
 //! random restarts; best-gain moves and swaps), driven by a seeded generator so results are
-//! deterministic. smatch 1.0.4 itself re-seeds from OS entropy and is not reproducible.
+//! deterministic. smatch 1.0.4 itself re-seeds from OS entropy and is not reproducible. Two
+//! additions: every other restart draws the test nodes in a random order, and iterated local
+//! search follows (a few nodes of the best mapping re-drawn, climbed again; `restarts` plus the
+//! larger graph's node count rounds). With the default 20 restarts and seeds 0–9 the search
+//! reaches the proven optimum ([`Smatch::align_exact`]) on 2,788 of 2,790 runs over the 210
+//! golden Little Prince pairs and the 69 Diplomacy annotator pairs (smatch's own search: 2,758).
 //!
 //! # Deliberate difference
 //! smatch 1.0.4 counts a repeated triple (`:mod c2 :mod c2`) once per copy on each side, so a
@@ -280,13 +285,28 @@ impl Smatch {
         let mut rng = SplitMix64(self.config.seed);
         let mut best = pool.smart_init(test, gold, &mut rng);
         let mut best_score = pool.climb(&mut best);
-        for _ in 0..self.config.restarts {
+        for restart in 0..self.config.restarts {
             if best_score == pool.upper_bound {
                 break;
             }
-            let mut mapping = pool.random_init(&mut rng);
+            let mut mapping = pool.random_init(&mut rng, restart % 2 == 1);
             let score = pool.climb(&mut mapping);
             if score > best_score {
+                best_score = score;
+                best = mapping;
+            }
+        }
+        // Iterated local search: re-draw a few nodes of the best mapping and climb again; a
+        // mapping as good as the best replaces it, so the search drifts across plateaus.
+        for _ in 0..self.config.restarts + pool.n1.max(pool.n2) {
+            if best_score == pool.upper_bound || pool.n1 < 2 {
+                break;
+            }
+            let mut mapping = best.clone();
+            let k = 2 + rng.below(pool.n1 / 4 + 1);
+            pool.perturb(&mut mapping, k, &mut rng);
+            let score = pool.climb(&mut mapping);
+            if score >= best_score {
                 best_score = score;
                 best = mapping;
             }
@@ -295,6 +315,25 @@ impl Smatch {
             score: SmatchScore { matched: usize::try_from(best_score).unwrap_or(0), test_triples: test.len(), gold_triples: gold.len() },
             mapping: best.into_iter().map(|m| usize::try_from(m).ok()).collect(),
         }
+    }
+
+    /// The exact optimum by branch and bound, seeded with [`Smatch::align`]'s mapping as the
+    /// first incumbent; `None` when proving it would take more than `budget` search nodes.
+    /// For checking the hill climbing, and for users who need the optimum on small graphs.
+    ///
+    /// # Complexity
+    /// Exponential in the worst case (the problem is NP-complete); each search node costs a
+    /// bound over the unassigned test nodes' candidates and links.
+    pub fn align_exact(&self, test: &SmatchTriples, gold: &SmatchTriples, budget: u64) -> Option<Alignment> {
+        let climbed = self.align(test, gold);
+        let pool = Pool::new(test, gold);
+        let start: Vec<i32> = climbed.mapping.iter().map(|m| m.and_then(|j| i32::try_from(j).ok()).unwrap_or(-1)).collect();
+        let mut search = Exact::new(&pool, i64::try_from(climbed.score.matched).unwrap_or(0), start, budget);
+        search.run()?;
+        Some(Alignment {
+            score: SmatchScore { matched: usize::try_from(search.best).unwrap_or(0), test_triples: test.len(), gold_triples: gold.len() },
+            mapping: search.best_mapping.iter().map(|&m| usize::try_from(m).ok()).collect(),
+        })
     }
 
     /// Scores two decoded graphs (their surface layouts give smatch's triples).
@@ -320,6 +359,8 @@ struct Pool {
     n2: usize,
     /// Sorted gold candidates per test node.
     candidates: Vec<Vec<i32>>,
+    /// Whether gold node `j` is a candidate of test node `i`, at `i * n2 + j`.
+    is_candidate: Vec<bool>,
     /// Instance + attribute matches of pair `(i, j)` at `i * n2 + j`.
     unary: Vec<i64>,
     /// Relation matches shared with another pair: `(k, l, weight)` per pair `(i, j)`.
@@ -377,7 +418,13 @@ impl Pool {
             pairwise[p].push((q / n2, (q % n2) as i32, w));
         }
         let upper_bound = t.len().min(g.len()) as i64;
-        Self { n1, n2, candidates, unary, pairwise, upper_bound }
+        let mut is_candidate = vec![false; n1 * n2];
+        for (i, c) in candidates.iter().enumerate() {
+            for &j in c {
+                is_candidate[i * n2 + j as usize] = true;
+            }
+        }
+        Self { n1, n2, candidates, is_candidate, unary, pairwise, upper_bound }
     }
 
     /// smatch's `smart_init_mapping`: the first unused candidate with the same raw concept,
@@ -404,18 +451,52 @@ impl Pool {
         mapping
     }
 
-    /// smatch's `random_init_mapping`.
-    fn random_init(&self, rng: &mut SplitMix64) -> Vec<i32> {
+    /// smatch's `random_init_mapping`, visiting the test nodes in smatch's fixed order or, when
+    /// `shuffle`, in a random order: in the fixed order the earlier of two nodes competing for
+    /// one gold node nearly always gets it, and escaping that takes two coordinated swaps, which
+    /// no single move gains from.
+    fn random_init(&self, rng: &mut SplitMix64, shuffle: bool) -> Vec<i32> {
         let mut used = vec![false; self.n2];
-        (0..self.n1).map(|i| self.pick_unused(i, &mut used, rng)).collect()
+        let mut order: Vec<usize> = (0..self.n1).collect();
+        if shuffle {
+            for k in (1..order.len()).rev() {
+                order.swap(k, rng.below(k + 1));
+            }
+        }
+        let mut mapping = vec![-1; self.n1];
+        for i in order {
+            mapping[i] = self.pick_unused(i, &mut used, rng);
+        }
+        mapping
+    }
+
+    /// Unmaps `k` random test nodes and maps them again, in random order, to random unused
+    /// candidates.
+    fn perturb(&self, mapping: &mut [i32], k: usize, rng: &mut SplitMix64) {
+        let mut nodes: Vec<usize> = (0..self.n1).collect();
+        for m in 0..k.min(self.n1) {
+            nodes.swap(m, m + rng.below(self.n1 - m));
+        }
+        nodes.truncate(k.min(self.n1));
+        for &i in &nodes {
+            mapping[i] = -1;
+        }
+        let mut used = vec![false; self.n2];
+        for &j in mapping.iter().filter(|&&j| j >= 0) {
+            used[j as usize] = true;
+        }
+        for i in nodes {
+            mapping[i] = self.pick_unused(i, &mut used, rng);
+        }
     }
 
     fn pick_unused(&self, i: usize, used: &mut [bool], rng: &mut SplitMix64) -> i32 {
-        let mut free: Vec<i32> = self.candidates[i].iter().copied().filter(|&j| !used[j as usize]).collect();
-        if free.is_empty() {
+        let free = || self.candidates[i].iter().copied().filter(|&j| !used[j as usize]);
+        let count = free().count();
+        if count == 0 {
             return -1;
         }
-        let j = free.swap_remove(rng.below(free.len()));
+        let Some(j) = free().nth(rng.below(count)) else { return -1 };
         used[j as usize] = true;
         j
     }
@@ -481,7 +562,7 @@ impl Pool {
                 }
                 for k in i + 1..self.n1 {
                     let c = mapping[k];
-                    let useful = (c >= 0 && self.candidates[i].binary_search(&c).is_ok()) || (a >= 0 && self.candidates[k].binary_search(&a).is_ok());
+                    let useful = (c >= 0 && self.is_candidate[i * self.n2 + c as usize]) || (a >= 0 && self.is_candidate[k * self.n2 + a as usize]);
                     if !useful {
                         continue;
                     }
@@ -510,6 +591,100 @@ impl Pool {
                 }
             }
         }
+    }
+}
+
+/// Depth-first branch and bound over injective partial mappings.
+struct Exact<'a> {
+    pool: &'a Pool,
+    /// Test nodes in search order (most promising first); nodes without candidates stay unmapped.
+    order: Vec<usize>,
+    mapping: Vec<i32>,
+    assigned: Vec<bool>,
+    used: Vec<bool>,
+    best: i64,
+    best_mapping: Vec<i32>,
+    nodes: u64,
+    budget: u64,
+}
+
+impl<'a> Exact<'a> {
+    fn new(pool: &'a Pool, best: i64, best_mapping: Vec<i32>, budget: u64) -> Self {
+        let potential = |i: usize| pool.candidates[i].iter().map(|&j| pool.weight(i, j) + pool.links(i, j).iter().map(|l| l.2).sum::<i64>()).max().unwrap_or(0);
+        let mut order: Vec<usize> = (0..pool.n1).filter(|&i| !pool.candidates[i].is_empty()).collect();
+        order.sort_by_key(|&i| (std::cmp::Reverse(potential(i)), i));
+        Self { pool, order, mapping: vec![-1; pool.n1], assigned: vec![false; pool.n1], used: vec![false; pool.n2], best, best_mapping, nodes: 0, budget }
+    }
+
+    /// Searches; `None` when the budget ran out before the optimum was proven.
+    fn run(&mut self) -> Option<()> {
+        if self.best < self.pool.upper_bound {
+            self.descend(0, 0)?;
+        }
+        Some(())
+    }
+
+    /// What mapping `i` to `j` adds given the assigned nodes.
+    fn gain(&self, i: usize, j: i32) -> i64 {
+        self.pool.weight(i, j) + self.pool.links(i, j).iter().filter(|&&(k, l, _)| self.assigned[k] && self.mapping[k] == l).map(|l| l.2).sum::<i64>()
+    }
+
+    /// Twice an upper bound on what the unassigned nodes `order[depth..]` can still add: each
+    /// takes its best free candidate, links to other unassigned nodes counted half (each side).
+    fn twice_bound(&self, depth: usize) -> i64 {
+        let mut total = 0;
+        for &i in &self.order[depth..] {
+            let mut best = 0;
+            for &j in &self.pool.candidates[i] {
+                if self.used[j as usize] {
+                    continue;
+                }
+                let mut v = 2 * self.pool.weight(i, j);
+                for &(k, l, w) in self.pool.links(i, j) {
+                    if self.assigned[k] {
+                        v += if self.mapping[k] == l { 2 * w } else { 0 };
+                    } else if !self.used[l as usize] {
+                        v += w;
+                    }
+                }
+                best = best.max(v);
+            }
+            total += best;
+        }
+        total
+    }
+
+    fn descend(&mut self, depth: usize, score: i64) -> Option<()> {
+        self.nodes += 1;
+        if self.nodes > self.budget {
+            return None;
+        }
+        if score > self.best {
+            self.best = score;
+            self.best_mapping.clone_from(&self.mapping);
+        }
+        if depth == self.order.len() || self.best >= self.pool.upper_bound || 2 * score + self.twice_bound(depth) <= 2 * self.best {
+            return Some(());
+        }
+        let i = self.order[depth];
+        let mut choices: Vec<(i64, i32)> = self.pool.candidates[i].iter().filter(|&&j| !self.used[j as usize]).map(|&j| (self.gain(i, j), j)).collect();
+        choices.sort_by_key(|&(g, j)| (std::cmp::Reverse(g), j));
+        choices.push((0, -1));
+        for (g, j) in choices {
+            self.assigned[i] = true;
+            self.mapping[i] = j;
+            if j >= 0 {
+                self.used[j as usize] = true;
+            }
+            let r = self.descend(depth + 1, score + g);
+            if j >= 0 {
+                self.used[j as usize] = false;
+            }
+            self.assigned[i] = false;
+            self.mapping[i] = -1;
+            r?;
+        }
+        Some(())
     }
 }
 
@@ -546,6 +721,16 @@ mod tests {
         let al = Smatch::new(SmatchConfig { restarts: 0, seed: 1 }).unwrap_or_else(|e| panic!("{e}")).align(&a, &b);
         // and/dog/dog/red instances + TOP + op1 + op2 + domain; one of op1/op2 must be lost.
         assert_eq!(al.score.matched, 7);
+    }
+
+    #[test]
+    fn exact_search_proves_the_optimum() {
+        let a = triples("(a / and :op1 (x / dog) :op2 (y / dog :mod (r / red)))");
+        let b = triples("(a / and :op1 (x / dog :mod (r / red)) :op2 (y / dog))");
+        let exact = Smatch::default().align_exact(&a, &b, 1_000_000).unwrap();
+        assert_eq!(exact.score.matched, 7);
+        // A budget too small to finish gives no answer rather than a wrong one.
+        assert!(Smatch::default().align_exact(&a, &b, 0).is_none());
     }
 
     #[test]
