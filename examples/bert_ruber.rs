@@ -33,7 +33,7 @@ use dialeval_common::SplitMix64;
 use dialeval_datasets::ddpp::{self, DdppContext, ExcludeList};
 use dialeval_examples::YesNo;
 use dialeval_examples::{Progress, embedding_cache, human_criteria, report_markdown};
-use dialeval_metrics::embedding::{HybridStrategy, Pooling, hybrid, min_max_normalize, referenced_score};
+use dialeval_metrics::embedding::{HybridStrategy, MultiRef, Pooling, hybrid, min_max_normalize, referenced_score_refs};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
 use dialeval_slm_model::ruber::{Embeddings, Objective, Representation, RuberConfig, RuberScorer, Triple, train_unreferenced};
 use serde_json::json;
@@ -196,7 +196,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             let with_ref: Vec<usize> = (0..items.len()).filter(|&i| !items[i].references.is_empty()).collect();
             let mut referenced = Vec::with_capacity(with_ref.len());
             for &i in &with_ref {
-                referenced.push(referenced_score(&encoder, responses[i], &items[i].references[0], Pooling::MaxMin)?);
+                let refs: Vec<&str> = items[i].references.iter().map(String::as_str).collect();
+                referenced.push(referenced_score_refs(&encoder, responses[i], &refs, Pooling::MaxMin, MultiRef::Max)?);
             }
             let unref_sub: Vec<f64> = with_ref.iter().map(|&i| unreferenced[i]).collect();
             let (nu, nr) = (min_max_normalize(&unref_sub)?, min_max_normalize(&referenced)?);

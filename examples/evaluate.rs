@@ -18,6 +18,7 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 use dialeval_amr_graph::smatch::SmatchConfig;
 use dialeval_amr_parse::{AmrParser, CommandAmrParser, LlmAmrParser, LlmParserConfig};
+use dialeval_common::MultiRef;
 use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LengthFamily, LexicalFamily, LlmFamily, MemoEmbedder, SlmFamily, SmatchFamily};
@@ -116,6 +117,10 @@ struct Args {
     /// Families to leave out.
     #[arg(long, value_enum, value_delimiter = ',')]
     skip: Vec<Family>,
+    /// How the embedding metrics, BERT-RUBER's referenced score and Smatch combine several
+    /// references: `max` (bert-score's rule) or `mean`. BLEU, ROUGE and METEOR keep their own.
+    #[arg(long, default_value = "max", value_parser = dialeval_examples::serde_value::<MultiRef>)]
+    references: MultiRef,
 }
 
 fn main() -> ExitCode {
@@ -151,7 +156,7 @@ fn run(args: Args) -> AnyResult<()> {
                 pipeline.add(LexicalFamily::new()?);
             }
             (Family::Smatch, ..) => {
-                pipeline.add(SmatchFamily::new(&amr, &amr_files, SmatchConfig::default())?);
+                pipeline.add(SmatchFamily::new(&amr, &amr_files, SmatchConfig::default())?.with_references(args.references));
             }
             (Family::Llm, ..) => match llm_family(&args)? {
                 Some(f) => {
@@ -162,7 +167,7 @@ fn run(args: Args) -> AnyResult<()> {
                 }
             },
             (Family::Embedding, Ok(_), Some(memo), _) => {
-                pipeline.add(EmbeddingFamily::new(Arc::clone(memo)));
+                pipeline.add(EmbeddingFamily::new(Arc::clone(memo)).with_references(args.references));
             }
             (Family::BertRuber, Ok(enc), Some(memo), Some(cache)) => {
                 let source = ModelSource::resolve(args.ruber.as_deref(), &args.models, "bert-ruber", args.retrain, &args.out, args.seed);
@@ -173,7 +178,7 @@ fn run(args: Args) -> AnyResult<()> {
                     bar.finish();
                 }
                 let scorer = RuberScorer::load(source.dir(), cpu())?;
-                pipeline.add(BertRuberFamily::new(scorer, CheckpointIdentity::of(source.dir())?, Arc::clone(enc), Arc::clone(memo), Arc::clone(cache)));
+                pipeline.add(BertRuberFamily::new(scorer, CheckpointIdentity::of(source.dir())?, Arc::clone(enc), Arc::clone(memo), Arc::clone(cache)).with_references(args.references));
             }
             (Family::Slm, ..) => {
                 let source = ModelSource::resolve(args.slm.as_deref(), &args.models, "slm", args.retrain, &args.out, args.seed);

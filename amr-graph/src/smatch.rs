@@ -317,6 +317,16 @@ impl Smatch {
         }
     }
 
+    /// The score against the best of several reference graphs: the highest F1 (ties broken by
+    /// more matched triples, then by the counts, so the order of `golds` never matters), as
+    /// multi-reference Smatch is reported. `None` for no reference.
+    pub fn score_best(&self, test: &SmatchTriples, golds: &[&SmatchTriples]) -> Option<SmatchScore> {
+        golds
+            .iter()
+            .map(|g| self.score(test, g))
+            .max_by(|a, b| a.f1().total_cmp(&b.f1()).then(a.matched.cmp(&b.matched)).then(b.gold_triples.cmp(&a.gold_triples)).then(a.test_triples.cmp(&b.test_triples)))
+    }
+
     /// The exact optimum by branch and bound, seeded with [`Smatch::align`]'s mapping as the
     /// first incumbent; `None` when proving it would take more than `budget` search nodes.
     /// For checking the hill climbing, and for users who need the optimum on small graphs.

@@ -100,6 +100,23 @@ proptest! {
     }
 
     #[test]
+    fn smatch_against_several_references_is_the_best_in_any_order(t in tree(), refs in prop::collection::vec(tree(), 1..4), rotate in 0_usize..4) {
+        let triples = |t: &Tree| SmatchTriples::from_tree(t).map_err(|e| TestCaseError::fail(e.to_string()));
+        let test = triples(&t)?;
+        let golds: Vec<SmatchTriples> = refs.iter().map(triples).collect::<Result<_, _>>()?;
+        let smatch = Smatch::default();
+        let single: Vec<f64> = golds.iter().map(|g| smatch.score(&test, g).f1()).collect();
+        let ordered: Vec<&SmatchTriples> = golds.iter().collect();
+        let best = smatch.score_best(&test, &ordered).ok_or_else(|| TestCaseError::fail("no score"))?;
+        prop_assert_eq!(best.f1().to_bits(), single.iter().copied().fold(f64::NEG_INFINITY, f64::max).to_bits());
+        let mut shuffled = ordered.clone();
+        shuffled.rotate_left(rotate % ordered.len());
+        shuffled.reverse();
+        prop_assert_eq!(Some(best), smatch.score_best(&test, &shuffled));
+        prop_assert_eq!(smatch.score_best(&test, &ordered[..1]), Some(smatch.score(&test, ordered[0])));
+    }
+
+    #[test]
     fn path_matrix_is_antisymmetric_in_direction(t in tree()) {
         let g = AmrGraph::from_tree(t);
         let input = GraphInput::new(&g, &PathConfig { max_path_len: 64, eos: true })

@@ -8,9 +8,15 @@
 //! - BERTScore (Zhang et al. 2020) with optional idf weights and baseline rescaling;
 //! - hybrid combinations of two min-max-normalised scores (min, max, arithmetic and geometric
 //!   mean), as RUBER and BERT-RUBER combine referenced and unreferenced scores.
+//!
+//! Several references: [`bert_score_refs`] follows bert-score (the element-wise maximum of P, R
+//! and F over the references, so F is the F of the reference with the best F); every other
+//! metric has an [`over_references`] form that scores each reference and applies a
+//! [`MultiRef`] rule (the maximum unless the mean is asked for).
 
 use std::collections::HashMap;
 
+pub use dialeval_common::MultiRef;
 use dialeval_common::{SentenceEmbedder, TokenEmbedder, TokenEmbeddings};
 use serde::{Deserialize, Serialize};
 
@@ -88,6 +94,20 @@ pub fn referenced_score(embedder: &impl TokenEmbedder, response: &str, reference
     let e = embedder.embed_tokens(&[response, reference]).map_err(embed_error)?;
     let [r, g] = e.as_slice() else { return Err(Error::Config("embedder returned the wrong number of texts".into())) };
     referenced_score_of(r, g, pooling)
+}
+
+/// [`referenced_score`] against several references, combined by `rule` (BERT-RUBER with a
+/// reference set: the maximum unless the mean is asked for).
+///
+/// # Errors
+/// Embedder failures, an empty text, or no reference.
+pub fn referenced_score_refs(embedder: &impl TokenEmbedder, response: &str, references: &[&str], pooling: Pooling, rule: MultiRef) -> Result<f64> {
+    let texts: Vec<&str> = std::iter::once(response).chain(references.iter().copied()).collect();
+    let e = embedder.embed_tokens(&texts).map_err(embed_error)?;
+    let Some((r, refs)) = e.split_first().filter(|(_, refs)| refs.len() == references.len()) else {
+        return Err(Error::Config("embedder returned the wrong number of texts".into()));
+    };
+    over_references(r, &refs.iter().collect::<Vec<_>>(), rule, |a, b| referenced_score_of(a, b, pooling))
 }
 
 /// [`referenced_score`] from token vectors already computed.
@@ -249,6 +269,40 @@ pub fn bert_score(hypothesis: &TokenEmbeddings, reference: &TokenEmbeddings, con
         f = (f - bf) / (1.0 - bf);
     }
     Ok(BertScore { precision: p, recall: rc, f1: f })
+}
+
+/// BERTScore of one hypothesis against several references: with [`MultiRef::Max`] the
+/// element-wise maximum of precision, recall and F1 over the references, as bert-score computes
+/// it for a candidate with a reference group (`score(cands, refs=[[…], …])`); with
+/// [`MultiRef::Mean`] their element-wise mean. One reference gives [`bert_score`]'s value.
+///
+/// # Errors
+/// [`Error::Empty`] for no reference; as [`bert_score`] for any pair.
+pub fn bert_score_refs(hypothesis: &TokenEmbeddings, references: &[&TokenEmbeddings], config: &BertScoreConfig, rule: MultiRef) -> Result<BertScore> {
+    let scores: Vec<BertScore> = references.iter().map(|r| bert_score(hypothesis, r, config)).collect::<Result<_>>()?;
+    let part = |f: fn(&BertScore) -> f64| rule.combine(scores.iter().map(f)).ok_or(Error::Empty("BERTScore needs at least one reference"));
+    Ok(BertScore { precision: part(|s| s.precision)?, recall: part(|s| s.recall)?, f1: part(|s| s.f1)? })
+}
+
+/// A single-reference metric (`embedding_average`, `greedy_matching`, `vector_extrema`,
+/// [`referenced_score_of`] with a pooling, …) applied to each reference and combined by `rule`.
+///
+/// # Errors
+/// [`Error::Empty`] for no reference; the metric's error for any pair.
+///
+/// # Examples
+/// ```
+/// use dialeval_common::TokenEmbeddings;
+/// use dialeval_metrics::embedding::{MultiRef, embedding_average, over_references};
+/// let t = |v: &[[f32; 2]]| TokenEmbeddings { tokens: vec![], vectors: v.iter().map(|x| x.to_vec()).collect() };
+/// let (hyp, a, b) = (t(&[[1.0, 0.0]]), t(&[[0.0, 1.0]]), t(&[[1.0, 0.0]]));
+/// let best = over_references(&hyp, &[&a, &b], MultiRef::Max, embedding_average)?;
+/// assert!((best - 1.0).abs() < 1e-12);
+/// # Ok::<(), dialeval_metrics::Error>(())
+/// ```
+pub fn over_references(hypothesis: &TokenEmbeddings, references: &[&TokenEmbeddings], rule: MultiRef, metric: impl Fn(&TokenEmbeddings, &TokenEmbeddings) -> Result<f64>) -> Result<f64> {
+    let values: Vec<f64> = references.iter().map(|r| metric(hypothesis, r)).collect::<Result<_>>()?;
+    rule.combine(values).ok_or(Error::Empty("a referenced metric needs at least one reference"))
 }
 
 /// How [`hybrid`] combines two normalised scores.

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use dialeval_common::{EmbedError, TokenEmbedder, TokenEmbeddings};
 use dialeval_datasets::DialogueItem;
-use dialeval_metrics::embedding::{BertScoreConfig, bert_score, embedding_average, greedy_matching, vector_extrema};
+use dialeval_metrics::embedding::{BertScoreConfig, MultiRef, bert_score_refs, embedding_average, greedy_matching, over_references, vector_extrema};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
@@ -60,6 +60,17 @@ impl<E: TokenEmbedder> MemoEmbedder<E> {
         let memo = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
         texts.iter().map(|t| memo.get(*t).cloned().ok_or_else(|| Error::Embed(format!("no vectors for {t:?}").into()))).collect()
     }
+
+    /// The token vectors of the references of each item of `at`, in order (one encoding
+    /// request for all of them).
+    ///
+    /// # Errors
+    /// As [`MemoEmbedder::get`].
+    pub fn references(&self, items: &[DialogueItem], at: &[usize]) -> Result<Vec<Vec<Arc<TokenEmbeddings>>>> {
+        let flat: Vec<&str> = at.iter().flat_map(|&i| items[i].references.iter().map(String::as_str)).collect();
+        let mut vectors = self.get(&flat)?.into_iter();
+        Ok(at.iter().map(|&i| vectors.by_ref().take(items[i].references.len()).collect()).collect())
+    }
 }
 
 impl<E: TokenEmbedder> TokenEmbedder for MemoEmbedder<E> {
@@ -72,11 +83,14 @@ impl<E: TokenEmbedder> TokenEmbedder for MemoEmbedder<E> {
     }
 }
 
-/// The token-vector metrics of a response against its reference. BERTScore uses the
-/// bert-score defaults (no idf, no baseline rescaling).
+/// The token-vector metrics of a response against its references. BERTScore uses the
+/// bert-score defaults (no idf, no baseline rescaling) and bert-score's rule for several
+/// references (element-wise maximum, [`bert_score_refs`]); the other three take the maximum
+/// over the references, or all four the mean with [`MultiRef::Mean`].
 pub struct EmbeddingFamily<E> {
     embedder: Arc<MemoEmbedder<E>>,
     bertscore: BertScoreConfig,
+    rule: MultiRef,
 }
 
 /// What the embedding scores depend on.
@@ -86,14 +100,21 @@ pub struct EmbeddingSettings {
     pub encoder: String,
     /// BERTScore's settings.
     pub bertscore: BertScoreConfig,
-    /// Which reference the scores compare with.
-    pub references: &'static str,
+    /// How the values against several references are combined.
+    pub references: MultiRef,
 }
 
 impl<E: TokenEmbedder> EmbeddingFamily<E> {
-    /// The family over `embedder` (shared with other families of the run).
+    /// The family over `embedder` (shared with other families of the run), with the maximum
+    /// over references.
     pub fn new(embedder: Arc<MemoEmbedder<E>>) -> Self {
-        Self { embedder, bertscore: BertScoreConfig::default() }
+        Self { embedder, bertscore: BertScoreConfig::default(), rule: MultiRef::Max }
+    }
+
+    /// The family with another multi-reference rule.
+    #[must_use]
+    pub fn with_references(self, rule: MultiRef) -> Self {
+        Self { rule, ..self }
     }
 }
 
@@ -105,7 +126,7 @@ impl<E: TokenEmbedder> MetricFamily for EmbeddingFamily<E> {
     }
 
     fn settings(&self) -> EmbeddingSettings {
-        EmbeddingSettings { encoder: self.embedder.identity().to_owned(), bertscore: self.bertscore.clone(), references: "first reference" }
+        EmbeddingSettings { encoder: self.embedder.identity().to_owned(), bertscore: self.bertscore.clone(), references: self.rule }
     }
 
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
@@ -114,18 +135,18 @@ impl<E: TokenEmbedder> MetricFamily for EmbeddingFamily<E> {
             return Ok(FamilyOutput::Skipped("no item has a response and a reference".into()));
         }
         let hyps: Vec<&str> = at.iter().map(|&i| response(&items[i])).collect();
-        let refs: Vec<&str> = at.iter().map(|&i| items[i].references[0].as_str()).collect();
         progress(0, 2);
         let h = self.embedder.get(&hyps)?;
         progress(1, 2);
-        let r = self.embedder.get(&refs)?;
+        let r = self.embedder.references(items, &at)?;
         progress(2, 2);
         let (mut bs, mut avg, mut greedy, mut extrema) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for (x, y) in h.iter().zip(&r) {
-            bs.push(bert_score(x, y, &self.bertscore)?.f1);
-            avg.push(embedding_average(x, y)?);
-            greedy.push(greedy_matching(x, y)?);
-            extrema.push(vector_extrema(x, y)?);
+        for (x, refs) in h.iter().zip(&r) {
+            let refs: Vec<&TokenEmbeddings> = refs.iter().map(Arc::as_ref).collect();
+            bs.push(bert_score_refs(x, &refs, &self.bertscore, self.rule)?.f1);
+            avg.push(over_references(x, &refs, self.rule, embedding_average)?);
+            greedy.push(over_references(x, &refs, self.rule, greedy_matching)?);
+            extrema.push(over_references(x, &refs, self.rule, vector_extrema)?);
         }
         let n = items.len();
         Ok(FamilyOutput::Scored(FamilyScores::new(vec![

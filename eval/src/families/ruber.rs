@@ -1,10 +1,12 @@
 //! BERT-RUBER (Ghazarian et al., 2019): the unreferenced relatedness model, the referenced
-//! score (cosine of max-min pooled token vectors of response and reference) and their hybrids.
+//! score (cosine of max-min pooled token vectors of response and reference; the maximum over
+//! several references, or their mean) and their hybrids.
 
 use std::sync::Arc;
 
+use dialeval_common::TokenEmbeddings;
 use dialeval_datasets::DialogueItem;
-use dialeval_metrics::embedding::{HybridStrategy, Pooling, hybrid, min_max_normalize, referenced_score_of};
+use dialeval_metrics::embedding::{HybridStrategy, MultiRef, Pooling, hybrid, min_max_normalize, over_references, referenced_score_of};
 use dialeval_slm_model::bert::PretrainedEncoder;
 use dialeval_slm_model::ruber::RuberScorer;
 use serde::Serialize;
@@ -25,6 +27,7 @@ pub struct BertRuberFamily {
     encoder: Arc<PretrainedEncoder>,
     memo: Arc<MemoEmbedder<Arc<PretrainedEncoder>>>,
     cache: Arc<SharedCache>,
+    rule: MultiRef,
 }
 
 /// What the BERT-RUBER scores depend on.
@@ -36,15 +39,21 @@ pub struct RuberSettings {
     pub encoder: String,
     /// Pooling of the referenced score.
     pub pooling: Pooling,
-    /// Which reference the referenced score compares with.
-    pub references: &'static str,
+    /// How the referenced score combines several references.
+    pub references: MultiRef,
 }
 
 impl BertRuberFamily {
     /// The family with a loaded unreferenced model (from `checkpoint`), the encoder it was
     /// trained on, the run's memo of token vectors, and the encoder's token-state cache.
     pub fn new(scorer: RuberScorer, checkpoint: CheckpointIdentity, encoder: Arc<PretrainedEncoder>, memo: Arc<MemoEmbedder<Arc<PretrainedEncoder>>>, cache: Arc<SharedCache>) -> Self {
-        Self { scorer, checkpoint, encoder, memo, cache }
+        Self { scorer, checkpoint, encoder, memo, cache, rule: MultiRef::Max }
+    }
+
+    /// The family with another multi-reference rule for the referenced score.
+    #[must_use]
+    pub fn with_references(self, rule: MultiRef) -> Self {
+        Self { rule, ..self }
     }
 }
 
@@ -56,7 +65,7 @@ impl MetricFamily for BertRuberFamily {
     }
 
     fn settings(&self) -> RuberSettings {
-        RuberSettings { checkpoint: self.checkpoint.clone(), encoder: self.encoder.fingerprint().to_owned(), pooling: Pooling::MaxMin, references: "first reference" }
+        RuberSettings { checkpoint: self.checkpoint.clone(), encoder: self.encoder.fingerprint().to_owned(), pooling: Pooling::MaxMin, references: self.rule }
     }
 
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
@@ -78,9 +87,12 @@ impl MetricFamily for BertRuberFamily {
         let mut scores_notes = Vec::new();
         if at.len() >= 2 {
             let hyps: Vec<&str> = at.iter().map(|&i| response(&items[i])).collect();
-            let refs: Vec<&str> = at.iter().map(|&i| items[i].references[0].as_str()).collect();
-            let (h, r) = (self.memo.get(&hyps)?, self.memo.get(&refs)?);
-            let referenced: Vec<f64> = h.iter().zip(&r).map(|(x, y)| referenced_score_of(x, y, Pooling::MaxMin)).collect::<Result<_, _>>()?;
+            let (h, r) = (self.memo.get(&hyps)?, self.memo.references(items, &at)?);
+            let referenced: Vec<f64> = h
+                .iter()
+                .zip(&r)
+                .map(|(x, refs)| over_references(x, &refs.iter().map(Arc::as_ref).collect::<Vec<&TokenEmbeddings>>(), self.rule, |a, b| referenced_score_of(a, b, Pooling::MaxMin)))
+                .collect::<Result<_, _>>()?;
             let unref: Vec<f64> = at.iter().map(|&i| unreferenced[i]).collect();
             let (nu, nr) = (min_max_normalize(&unref)?, min_max_normalize(&referenced)?);
             columns.push(Column::spread("BERT-RUBER-ref", n, &at, &referenced)?);

@@ -1,6 +1,7 @@
-//! Smatch of the response's AMR graph against the reference's.
+//! Smatch of the response's AMR graph against the references'.
 
-use dialeval_amr_graph::smatch::{Smatch, SmatchConfig};
+use dialeval_amr_graph::smatch::{Smatch, SmatchConfig, SmatchTriples};
+use dialeval_common::MultiRef;
 use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::AmrIndex;
 use serde::Serialize;
@@ -11,13 +12,15 @@ use crate::family::{FamilyOutput, FamilyScores, MetricFamily};
 use crate::table::Column;
 
 /// Smatch F1 (smatch 1.0.4's hill climbing) between the response graph attached to an item and
-/// the graph of its reference, looked up by sentence text in the AMR files the family was
-/// given.
+/// the graphs of its references, looked up by sentence text in the AMR files the family was
+/// given: the best F1 over the references that have a graph ([`Smatch::score_best`]), or the
+/// mean F1 with [`MultiRef::Mean`].
 pub struct SmatchFamily {
     smatch: Smatch,
     config: SmatchConfig,
     references: AmrIndex,
     files: Vec<FileDigest>,
+    rule: MultiRef,
 }
 
 /// What the Smatch scores depend on.
@@ -27,6 +30,8 @@ pub struct SmatchSettings {
     pub config: SmatchConfig,
     /// The AMR files the reference graphs come from.
     pub files: Vec<FileDigest>,
+    /// How the F1 against several reference graphs is combined.
+    pub references: MultiRef,
 }
 
 impl SmatchFamily {
@@ -36,7 +41,13 @@ impl SmatchFamily {
     /// An invalid configuration or an unreadable file.
     pub fn new(index: &AmrIndex, files: &[std::path::PathBuf], config: SmatchConfig) -> Result<Self> {
         let files = files.iter().map(|f| FileDigest::of(f)).collect::<Result<_>>()?;
-        Ok(Self { smatch: Smatch::new(config)?, config, references: index.clone(), files })
+        Ok(Self { smatch: Smatch::new(config)?, config, references: index.clone(), files, rule: MultiRef::Max })
+    }
+
+    /// The family with another multi-reference rule.
+    #[must_use]
+    pub fn with_references(self, rule: MultiRef) -> Self {
+        Self { rule, ..self }
     }
 }
 
@@ -48,7 +59,7 @@ impl MetricFamily for SmatchFamily {
     }
 
     fn settings(&self) -> SmatchSettings {
-        SmatchSettings { config: self.config, files: self.files.clone() }
+        SmatchSettings { config: self.config, files: self.files.clone(), references: self.rule }
     }
 
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
@@ -56,9 +67,17 @@ impl MetricFamily for SmatchFamily {
         let mut found = 0;
         for (i, item) in items.iter().enumerate() {
             progress(i + 1, items.len());
-            let (Some(test), Some(reference)) = (item.response.as_ref().and_then(|r| r.amr.as_deref()), item.references.first()) else { continue };
-            let Some(gold) = self.references.by_text(reference) else { continue };
-            values[i] = Some(self.smatch.score_str(test, &gold.penman)?.f1());
+            let Some(test) = item.response.as_ref().and_then(|r| r.amr.as_deref()) else { continue };
+            let golds: Vec<SmatchTriples> = item.references.iter().filter_map(|r| self.references.by_text(r)).map(|g| SmatchTriples::parse(&g.penman)).collect::<Result<_, _>>()?;
+            if golds.is_empty() {
+                continue;
+            }
+            let test = SmatchTriples::parse(test)?;
+            let golds: Vec<&SmatchTriples> = golds.iter().collect();
+            values[i] = match self.rule {
+                MultiRef::Max => self.smatch.score_best(&test, &golds).map(|s| s.f1()),
+                MultiRef::Mean => MultiRef::Mean.combine(golds.iter().map(|g| self.smatch.score(&test, g).f1())),
+            };
             found += 1;
         }
         if found == 0 {
