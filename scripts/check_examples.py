@@ -205,6 +205,25 @@ with tempfile.TemporaryDirectory() as tmp:
     if "sentences: 0" not in again.stderr or "smatch: cached" not in again.stderr:
         sys.exit(f"FAILED: evaluate --amr-parser did not reuse its graphs: {again.stderr}")
 print("evaluate --amr-parser command: every utterance parsed once, graphs reused on the next run")
+# multi-reference sanity check: DailyDialog++ positives as references for each other
+with tempfile.TemporaryDirectory() as tmp:
+    done = subprocess.run([str(examples / "multiref_ddpp"), "--out", tmp], cwd=root, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"FAILED: multiref_ddpp: {done.stderr}")
+    rows = {r["metric"]: r for r in json.loads((Path(tmp) / "multiref.json").read_text())}
+    referenced = ["BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1", "Embedding-Average", "Greedy-Matching", "Vector-Extrema", "BERT-RUBER-ref", "Smatch"]
+    for name in referenced + ["BERT-RUBER-unref"]:
+        r = rows.get(name)
+        if r is None or (r["several"]["positives"], r["several"]["negatives"]) != (1000, 1000) or not 0 <= r["several"]["auc"] <= 1:
+            sys.exit(f"FAILED: multiref_ddpp row {name}: {r}")
+    # The unreferenced score ignores references: the same AUC with one and with four.
+    if rows["BERT-RUBER-unref"]["one"]["auc"] != rows["BERT-RUBER-unref"]["several"]["auc"]:
+        sys.exit("FAILED: multiref_ddpp: references changed BERT-RUBER-unref")
+    # With four references every referenced metric must change (one reference only would not).
+    same = [n for n in referenced if rows[n]["one"]["auc"] == rows[n]["several"]["auc"]]
+    if same:
+        sys.exit(f"FAILED: multiref_ddpp: {same} ignore the extra references")
+print("multiref_ddpp: " + ", ".join(f"{n} {rows[n]['one']['auc']:.3f}->{rows[n]['several']['auc']:.3f}" for n in ("BERTScore-F1", "BERT-RUBER-ref", "Smatch")))
 bad = subprocess.run([str(examples / "evaluate"), "--skip", "lexcal"], cwd=root, capture_output=True, text=True)
 if bad.returncode == 0 or "invalid value 'lexcal'" not in bad.stderr:
     sys.exit(f"FAILED: evaluate accepted an unknown --skip name: {bad.stderr}")

@@ -8,6 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Place, Result};
+use crate::item::{Corpus, DialogueItem, Turn};
 use crate::json::Doc;
 use crate::lines::JsonLines;
 
@@ -113,5 +114,86 @@ impl ExcludeList {
     /// Excluded entries of one file.
     pub fn count_for(&self, file: &str) -> usize {
         self.entries.iter().filter(|(f, _)| f == file).count()
+    }
+}
+/// One response of [`leave_one_out`]: an item whose references are other positives of its
+/// context, and whether the response is a positive (else an adversarial negative).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaveOneOut {
+    /// The context, the response and its references.
+    pub item: DialogueItem,
+    /// A positive response (`true`) or an adversarial negative (`false`).
+    pub positive: bool,
+}
+
+/// DailyDialog++'s positives as references for each other: for the k-th positive of a context,
+/// an item whose references are the next `references` positives in cyclic order (k+1, k+2, …,
+/// never itself), and an item for the k-th adversarial negative with the same references, so
+/// both classes are scored against identical reference sets. Contexts give
+/// min(positives, adversarial negatives) pairs. Item ids are `<context id>/<k>/pos` and `…/adv`.
+///
+/// # Errors
+/// [`Error::Config`] when `references` is 0 or a context has no more than `references`
+/// positives (naming the context).
+pub fn leave_one_out(contexts: &[DdppContext], references: usize) -> Result<Vec<LeaveOneOut>> {
+    if references == 0 {
+        return Err(Error::Config("leave-one-out needs at least one reference".into()));
+    }
+    let mut out = Vec::new();
+    for c in contexts {
+        let n = c.positives.len();
+        if n <= references {
+            return Err(Error::Config(format!("context {} has {n} positives: too few for {references} references besides the response", c.id)));
+        }
+        let context: Vec<Turn> = c.context.iter().map(Turn::new).collect();
+        for k in 0..n.min(c.adversarial_negatives.len()) {
+            let refs: Vec<String> = (1..=references).map(|d| c.positives[(k + d) % n].clone()).collect();
+            for (positive, response, tag) in [(true, &c.positives[k], "pos"), (false, &c.adversarial_negatives[k], "adv")] {
+                let item = DialogueItem {
+                    id: format!("{}/{k}/{tag}", c.id),
+                    corpus: Corpus::DailyDialogPlusPlus,
+                    context: context.clone(),
+                    response: Some(Turn::new(response.clone())),
+                    references: refs.clone(),
+                    knowledge: None,
+                    system: None,
+                    annotators: Vec::new(),
+                    ratings: Vec::new(),
+                };
+                out.push(LeaveOneOut { item, positive });
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leave_one_out_never_uses_the_response_and_shares_references_across_classes() {
+        let c = DdppContext {
+            id: 7,
+            context: vec!["hi".into()],
+            positives: (0..5).map(|k| format!("p{k}")).collect(),
+            random_negatives: Vec::new(),
+            adversarial_negatives: (0..5).map(|k| format!("a{k}")).collect(),
+        };
+        let items = leave_one_out(std::slice::from_ref(&c), 4).unwrap_or_default();
+        assert_eq!(items.len(), 10);
+        for pair in items.chunks(2) {
+            let (pos, adv) = (&pair[0], &pair[1]);
+            assert!(pos.positive && !adv.positive);
+            assert_eq!(pos.item.references, adv.item.references);
+            let response = pos.item.response.as_ref().map(|r| r.text.clone()).unwrap_or_default();
+            assert_eq!(pos.item.references.len(), 4);
+            assert!(!pos.item.references.contains(&response), "{response} is its own reference");
+        }
+        assert_eq!(items[2].item.references, vec!["p2", "p3", "p4", "p0"]);
+        let one = leave_one_out(std::slice::from_ref(&c), 1).unwrap_or_default();
+        assert_eq!(one[8].item.references, vec!["p0"]);
+        let err = leave_one_out(&[c], 5).map(|_| ()).unwrap_err().to_string();
+        assert!(err.contains("context 7"), "{err}");
     }
 }

@@ -74,6 +74,7 @@ pub mod parse;
 pub mod pipeline;
 #[cfg(feature = "plots")]
 pub mod plot;
+pub mod separation;
 pub mod table;
 pub mod write;
 
