@@ -93,6 +93,12 @@ pub fn referenced_items(items: &[DialogueItem]) -> Vec<usize> {
     (0..items.len()).filter(|&i| items[i].response.is_some() && !items[i].references.is_empty()).collect()
 }
 
+/// The note a referenced family adds when `scored` of `items` items had a response and a
+/// reference (`None` when all had).
+pub fn unscored_note(items: usize, scored: usize) -> Option<String> {
+    (scored < items).then(|| format!("{} of {items} items have no response or no reference and are not scored", items - scored))
+}
+
 /// The response text of an item (empty for dialogue-level items).
 pub fn response(item: &DialogueItem) -> &str {
     item.response.as_ref().map_or("", |r| r.text.as_str())

@@ -11,7 +11,7 @@ use dialeval_metrics::embedding::{BertScoreConfig, MultiRef, bert_score_refs, em
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response, unscored_note};
 use crate::table::Column;
 
 /// A [`TokenEmbedder`] that encodes each distinct text once per run and remembers it: the
@@ -149,11 +149,13 @@ impl<E: TokenEmbedder> MetricFamily for EmbeddingFamily<E> {
             extrema.push(over_references(x, &refs, self.rule, vector_extrema)?);
         }
         let n = items.len();
-        Ok(FamilyOutput::Scored(FamilyScores::new(vec![
+        let mut scores = FamilyScores::new(vec![
             Column::spread("BERTScore-F1", n, &at, &bs)?,
             Column::spread("Embedding-Average", n, &at, &avg)?,
             Column::spread("Greedy-Matching", n, &at, &greedy)?,
             Column::spread("Vector-Extrema", n, &at, &extrema)?,
-        ])))
+        ]);
+        scores.notes.extend(unscored_note(n, at.len()));
+        Ok(FamilyOutput::Scored(scores))
     }
 }

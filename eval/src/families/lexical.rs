@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::digest::{FileDigest, sha256};
 use crate::error::Result;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response, unscored_note};
 use crate::table::Column;
 
 /// The lexical-overlap metrics. METEOR needs WordNet; without it the family says so in a note,
@@ -147,9 +147,7 @@ impl MetricFamily for LexicalFamily {
             }
             Err(why) => FamilyScores::new(columns).with_note(why.clone()),
         };
-        if at.len() < n {
-            scores.notes.push(format!("{} of {n} items have no response or no reference and are not scored", n - at.len()));
-        }
+        scores.notes.extend(unscored_note(n, at.len()));
         Ok(FamilyOutput::Scored(scores))
     }
 }
