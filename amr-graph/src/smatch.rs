@@ -317,6 +317,13 @@ impl Smatch {
         }
     }
 
+    /// Scores many (test, gold) pairs, on all cores with the `parallel` feature; one score per
+    /// pair in order, identical for any number of threads (each pair's search is seeded alone).
+    /// Sum them for smatch's corpus score.
+    pub fn score_pairs(&self, pairs: &[(&SmatchTriples, &SmatchTriples)]) -> Vec<SmatchScore> {
+        dialeval_common::par_map(pairs, |(t, g)| self.score(t, g))
+    }
+
     /// The score against the best of several reference graphs: the highest F1 (ties broken by
     /// more matched triples, then by the counts, so the order of `golds` never matters), as
     /// multi-reference Smatch is reported. `None` for no reference.

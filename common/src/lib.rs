@@ -77,6 +77,27 @@ macro_rules! forward {
 
 forward!(&T, Box<T>, Arc<T>);
 
+/// `f` applied to every item, in order. With the `parallel` feature the items are spread over
+/// rayon's pool (all cores, or the pool a caller `install`s); the output order is the input
+/// order whatever the number of threads, so a deterministic `f` gives identical results on any
+/// machine. Without the feature it is a plain sequential map.
+///
+/// # Examples
+/// ```
+/// assert_eq!(dialeval_common::par_map(&[1, 2, 3], |x| x * 10), vec![10, 20, 30]);
+/// ```
+pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        items.par_iter().map(f).collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        items.iter().map(f).collect()
+    }
+}
+
 /// How a referenced metric turns its values against several references into one score.
 ///
 /// `Max` is the rule of bert-score (the element-wise maximum of P, R and F over a candidate's

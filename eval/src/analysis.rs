@@ -8,11 +8,11 @@ use dialeval_common::Criterion;
 use dialeval_datasets::DialogueItem;
 use dialeval_metrics::correlation::{CorrelationKind, spearman};
 use dialeval_metrics::inference::{compare_metrics, system_level};
-use dialeval_metrics::report::{CorrelationReport, ReportConfig};
+use dialeval_metrics::report::{CorrelationReport, ReportConfig, ReportRow};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::table::{MetricName, ScoreTable};
+use crate::table::{Column, MetricName, ScoreTable};
 
 /// Mean human score per item of every criterion rated on at least 3 items, in
 /// [`Criterion::ALL`] order (`None` where an item has no rating of it).
@@ -145,6 +145,40 @@ fn paired(metric: &[Option<f64>], human: &[Option<f64>]) -> (Vec<usize>, Vec<f64
     (at, x, y)
 }
 
+/// One (metric, criterion) cell of [`Analysis::of`]: the summary cell, its report rows and its
+/// system-level rows.
+struct CellWork {
+    cell: Option<Cell>,
+    rows: Vec<ReportRow>,
+    system: Vec<SystemRow>,
+}
+
+impl CellWork {
+    fn of(column: &Column, criterion: Criterion, values: &[Option<f64>], systems: &[Option<String>], config: &ReportConfig) -> Result<Self> {
+        let (at, x, y) = paired(&column.values, values);
+        if x.len() < 4 {
+            return Ok(Self { cell: None, rows: Vec::new(), system: Vec::new() });
+        }
+        let report = CorrelationReport::build(&[(column.metric.as_str(), &x)], &[(criterion.name(), &y)], config)?;
+        let stat = |kind: CorrelationKind| report.rows.iter().find(|r| r.kind == kind).and_then(|r| finite(r.statistic));
+        let cell = match (stat(CorrelationKind::Spearman), stat(CorrelationKind::Pearson)) {
+            (Some(spearman), Some(pearson)) => Some(Cell { spearman, pearson, n: x.len(), best: false, worse_than_best: false }),
+            _ => None,
+        };
+        let mut system = Vec::new();
+        let sys: Vec<&str> = at.iter().map(|&i| systems.get(i).and_then(|s| s.as_deref()).unwrap_or("")).collect();
+        if sys.iter().any(|s| *s != sys[0]) {
+            for kind in [CorrelationKind::Pearson, CorrelationKind::Spearman] {
+                // Fewer than three systems with both values leave the row out.
+                if let Ok(r) = system_level(kind, &x, &y, &sys) {
+                    system.push(SystemRow { metric: column.metric.clone(), criterion, kind, statistic: finite(r.statistic), pvalue: finite(r.pvalue), systems: r.n });
+                }
+            }
+        }
+        Ok(Self { cell, rows: report.rows, system })
+    }
+}
+
 impl Analysis {
     /// Correlates every metric of `table` with every criterion of `human`; `systems` names the
     /// system of each item (system-level rows need at least two), `lengths` the response length
@@ -157,30 +191,16 @@ impl Analysis {
         let mut turn_level = CorrelationReport::default();
         let mut system_rows = Vec::new();
         let mut metrics: Vec<MetricSummary> = Vec::new();
+        // Every (metric, criterion) cell, bootstrap included, on rayon's pool; assembled in order.
+        let tasks: Vec<(usize, usize)> = (0..table.columns().len()).flat_map(|m| (0..human.criteria.len()).map(move |c| (m, c))).collect();
+        let mut done = dialeval_common::par_map(&tasks, |&(m, c)| CellWork::of(&table.columns()[m], human.criteria[c].0, &human.criteria[c].1, systems, config)).into_iter();
         for column in table.columns() {
             let mut cells = Vec::new();
-            for (criterion, values) in &human.criteria {
-                let (at, x, y) = paired(&column.values, values);
-                if x.len() < 4 {
-                    cells.push(None);
-                    continue;
-                }
-                let report = CorrelationReport::build(&[(column.metric.as_str(), &x)], &[(criterion.name(), &y)], config)?;
-                let stat = |kind: CorrelationKind| report.rows.iter().find(|r| r.kind == kind).and_then(|r| finite(r.statistic));
-                cells.push(match (stat(CorrelationKind::Spearman), stat(CorrelationKind::Pearson)) {
-                    (Some(spearman), Some(pearson)) => Some(Cell { spearman, pearson, n: x.len(), best: false, worse_than_best: false }),
-                    _ => None,
-                });
-                turn_level.rows.extend(report.rows);
-                let sys: Vec<&str> = at.iter().map(|&i| systems.get(i).and_then(|s| s.as_deref()).unwrap_or("")).collect();
-                if sys.iter().any(|s| *s != sys[0]) {
-                    for kind in [CorrelationKind::Pearson, CorrelationKind::Spearman] {
-                        // Fewer than three systems with both values leave the row out.
-                        if let Ok(r) = system_level(kind, &x, &y, &sys) {
-                            system_rows.push(SystemRow { metric: column.metric.clone(), criterion: *criterion, kind, statistic: finite(r.statistic), pvalue: finite(r.pvalue), systems: r.n });
-                        }
-                    }
-                }
+            for work in done.by_ref().take(human.criteria.len()) {
+                let work = work?;
+                cells.push(work.cell);
+                turn_level.rows.extend(work.rows);
+                system_rows.extend(work.system);
             }
             let (_, x, l) = paired(&column.values, lengths);
             let length = (x.len() >= 4).then(|| spearman(&x, &l)).and_then(|r| Some(LengthCorrelation { spearman: finite(r.statistic)?, pvalue: r.pvalue, n: x.len() }));

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use dialeval_amr_graph::smatch::{Smatch, SmatchConfig, SmatchTriples};
-use dialeval_common::{EmbedError, MultiRef, TokenEmbedder, TokenEmbeddings};
+use dialeval_common::{MultiRef, TokenEmbedder, TokenEmbeddings};
 use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_eval::families::{EmbeddingFamily, MemoEmbedder, SmatchFamily};
@@ -15,30 +15,7 @@ use dialeval_eval::{Column, FamilyOutput, MetricFamily};
 use dialeval_metrics::embedding::{BertScoreConfig, bert_score, embedding_average, greedy_matching, vector_extrema};
 
 mod common;
-use common::item;
-
-/// Each word becomes a fixed pseudo-random vector (FNV-1a of the word seeds it): a deterministic
-/// token embedder whose metric values differ between references.
-struct WordHash;
-
-impl TokenEmbedder for WordHash {
-    fn dim(&self) -> usize {
-        6
-    }
-
-    fn embed_tokens(&self, texts: &[&str]) -> Result<Vec<TokenEmbeddings>, EmbedError> {
-        let vector = |w: &str| {
-            let mut h = w.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-            (0..6)
-                .map(|_| {
-                    h = h.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-                    ((h >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0 + 0.01
-                })
-                .collect::<Vec<f32>>()
-        };
-        Ok(texts.iter().map(|t| TokenEmbeddings { tokens: t.split_whitespace().map(str::to_owned).collect(), vectors: t.split_whitespace().map(vector).collect() }).collect())
-    }
-}
+use common::{WordHash, item};
 
 fn with_refs(id: &str, response: &str, refs: &[&str]) -> DialogueItem {
     let mut i = item(id, "what did you do today", response, refs[0]);

@@ -46,6 +46,9 @@ pub struct ReportRow {
     pub ci: Option<Interval>,
 }
 
+/// One row to compute: metric name and values, criterion name and values, coefficient.
+type Task<'a> = (&'a str, &'a [f64], &'a str, &'a [f64], CorrelationKind);
+
 /// Correlations of several metrics with several human criteria.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CorrelationReport {
@@ -59,27 +62,27 @@ impl CorrelationReport {
     /// # Errors
     /// A length mismatch or too few observations in any pair (named in the error).
     pub fn build(metrics: &[(&str, &[f64])], criteria: &[(&str, &[f64])], config: &ReportConfig) -> Result<Self> {
-        let mut rows = Vec::new();
-        for (metric, x) in metrics {
-            for (criterion, y) in criteria {
-                for kind in CorrelationKind::ALL {
-                    let c = correlate_with(kind, x, y, &config.options).map_err(|e| Error::Config(format!("{metric} × {criterion} ({}): {e}", kind.name())))?;
-                    let ci = if !c.statistic.is_finite() {
-                        None
-                    } else if kind == CorrelationKind::Pearson {
-                        fisher_z_interval(c.statistic, c.n, config.confidence).ok()
-                    } else {
-                        config.bootstrap.and_then(|b| {
-                            let b = BootstrapConfig { confidence: config.confidence, ..b };
-                            let stat = |a: &[f64], bb: &[f64]| correlate_with(kind, a, bb, &config.options).map_or(f64::NAN, |r| r.statistic);
-                            bootstrap_interval(x, y, stat, &b).ok().map(|r| r.interval)
-                        })
-                    };
-                    rows.push(ReportRow { metric: (*metric).to_owned(), criterion: (*criterion).to_owned(), kind, statistic: c.statistic, pvalue: c.pvalue, n: c.n, ci });
-                }
-            }
-        }
-        Ok(Self { rows })
+        // Every row has its own bootstrap generator (seeded from the config), so the rows can be
+        // computed on any number of threads with identical results.
+        let tasks: Vec<Task<'_>> = metrics.iter().flat_map(|&(m, x)| criteria.iter().flat_map(move |&(c, y)| CorrelationKind::ALL.into_iter().map(move |k| (m, x, c, y, k)))).collect();
+        let rows = dialeval_common::par_map(&tasks, |&(metric, x, criterion, y, kind)| Self::row(metric, x, criterion, y, kind, config));
+        Ok(Self { rows: rows.into_iter().collect::<Result<_>>()? })
+    }
+
+    fn row(metric: &str, x: &[f64], criterion: &str, y: &[f64], kind: CorrelationKind, config: &ReportConfig) -> Result<ReportRow> {
+        let c = correlate_with(kind, x, y, &config.options).map_err(|e| Error::Config(format!("{metric} × {criterion} ({}): {e}", kind.name())))?;
+        let ci = if !c.statistic.is_finite() {
+            None
+        } else if kind == CorrelationKind::Pearson {
+            fisher_z_interval(c.statistic, c.n, config.confidence).ok()
+        } else {
+            config.bootstrap.and_then(|b| {
+                let b = BootstrapConfig { confidence: config.confidence, ..b };
+                let stat = |a: &[f64], bb: &[f64]| correlate_with(kind, a, bb, &config.options).map_or(f64::NAN, |r| r.statistic);
+                bootstrap_interval(x, y, stat, &b).ok().map(|r| r.interval)
+            })
+        };
+        Ok(ReportRow { metric: metric.to_owned(), criterion: criterion.to_owned(), kind, statistic: c.statistic, pvalue: c.pvalue, n: c.n, ci })
     }
 
     /// A Markdown table: one line per metric × criterion, one column per coefficient, each

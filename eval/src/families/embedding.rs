@@ -140,13 +140,24 @@ impl<E: TokenEmbedder> MetricFamily for EmbeddingFamily<E> {
         progress(1, 2);
         let r = self.embedder.references(items, &at)?;
         progress(2, 2);
-        let (mut bs, mut avg, mut greedy, mut extrema) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for (x, refs) in h.iter().zip(&r) {
+        let pairs: Vec<(&Arc<TokenEmbeddings>, &Vec<Arc<TokenEmbeddings>>)> = h.iter().zip(&r).collect();
+        let (config, rule) = (&self.bertscore, self.rule);
+        let scored = dialeval_common::par_map(&pairs, |(x, refs)| -> Result<[f64; 4]> {
             let refs: Vec<&TokenEmbeddings> = refs.iter().map(Arc::as_ref).collect();
-            bs.push(bert_score_refs(x, &refs, &self.bertscore, self.rule)?.f1);
-            avg.push(over_references(x, &refs, self.rule, embedding_average)?);
-            greedy.push(over_references(x, &refs, self.rule, greedy_matching)?);
-            extrema.push(over_references(x, &refs, self.rule, vector_extrema)?);
+            Ok([
+                bert_score_refs(x, &refs, config, rule)?.f1,
+                over_references(x, &refs, rule, embedding_average)?,
+                over_references(x, &refs, rule, greedy_matching)?,
+                over_references(x, &refs, rule, vector_extrema)?,
+            ])
+        });
+        let (mut bs, mut avg, mut greedy, mut extrema) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for row in scored {
+            let [a, b, c, d] = row?;
+            bs.push(a);
+            avg.push(b);
+            greedy.push(c);
+            extrema.push(d);
         }
         let n = items.len();
         let mut scores = FamilyScores::new(vec![

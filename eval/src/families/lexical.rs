@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use dialeval_datasets::DialogueItem;
 use dialeval_metrics::text::bleu::{Bleu, BleuConfig};
 use dialeval_metrics::text::meteor::{Meteor, MeteorParams};
@@ -127,16 +129,24 @@ impl MetricFamily for LexicalFamily {
             return Ok(FamilyOutput::Skipped("no item has a response and a reference".into()));
         }
         let rouge = Rouge::new(self.rouge_stemmer);
-        let (mut b, mut r, mut m) = (Vec::new(), Vec::new(), Vec::new());
-        for (k, &i) in at.iter().enumerate() {
+        let done = AtomicUsize::new(0);
+        let scored = dialeval_common::par_map(&at, |&i| -> Result<(f64, f64, Option<f64>)> {
             let refs: Vec<&str> = items[i].references.iter().map(String::as_str).collect();
             let hyp = response(&items[i]);
-            b.push(self.bleu.sentence(hyp, &refs)?.score);
-            r.push(rouge.score_multi(&refs, hyp)?.rouge_l.fmeasure);
-            if let Ok((meteor, _, _)) = &self.meteor {
-                m.push(meteor.score(&refs, hyp)?);
-            }
-            progress(k + 1, at.len());
+            let meteor = match &self.meteor {
+                Ok((meteor, _, _)) => Some(meteor.score(&refs, hyp)?),
+                Err(_) => None,
+            };
+            let row = (self.bleu.sentence(hyp, &refs)?.score, rouge.score_multi(&refs, hyp)?.rouge_l.fmeasure, meteor);
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, at.len());
+            Ok(row)
+        });
+        let (mut b, mut r, mut m) = (Vec::new(), Vec::new(), Vec::new());
+        for row in scored {
+            let (bleu, rouge_l, meteor) = row?;
+            b.push(bleu);
+            r.push(rouge_l);
+            m.extend(meteor);
         }
         let n = items.len();
         let mut columns = vec![Column::spread("BLEU-4", n, &at, &b)?, Column::spread("ROUGE-L", n, &at, &r)?];

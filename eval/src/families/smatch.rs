@@ -1,5 +1,7 @@
 //! Smatch of the response's AMR graph against the references'.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use dialeval_amr_graph::smatch::{Smatch, SmatchConfig, SmatchTriples};
 use dialeval_common::MultiRef;
 use dialeval_datasets::DialogueItem;
@@ -51,6 +53,23 @@ impl SmatchFamily {
     }
 }
 
+impl SmatchFamily {
+    /// The item's score: `None` without a response graph or a reference graph.
+    fn item(&self, item: &DialogueItem) -> Result<Option<f64>> {
+        let Some(test) = item.response.as_ref().and_then(|r| r.amr.as_deref()) else { return Ok(None) };
+        let golds: Vec<SmatchTriples> = item.references.iter().filter_map(|r| self.references.by_text(r)).map(|g| SmatchTriples::parse(&g.penman)).collect::<Result<_, _>>()?;
+        if golds.is_empty() {
+            return Ok(None);
+        }
+        let test = SmatchTriples::parse(test)?;
+        let golds: Vec<&SmatchTriples> = golds.iter().collect();
+        Ok(match self.rule {
+            MultiRef::Max => self.smatch.score_best(&test, &golds).map(|s| s.f1()),
+            MultiRef::Mean => MultiRef::Mean.combine(golds.iter().map(|g| self.smatch.score(&test, g).f1())),
+        })
+    }
+}
+
 impl MetricFamily for SmatchFamily {
     type Settings = SmatchSettings;
 
@@ -63,23 +82,14 @@ impl MetricFamily for SmatchFamily {
     }
 
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
-        let mut values = vec![None; items.len()];
-        let mut found = 0;
-        for (i, item) in items.iter().enumerate() {
-            progress(i + 1, items.len());
-            let Some(test) = item.response.as_ref().and_then(|r| r.amr.as_deref()) else { continue };
-            let golds: Vec<SmatchTriples> = item.references.iter().filter_map(|r| self.references.by_text(r)).map(|g| SmatchTriples::parse(&g.penman)).collect::<Result<_, _>>()?;
-            if golds.is_empty() {
-                continue;
-            }
-            let test = SmatchTriples::parse(test)?;
-            let golds: Vec<&SmatchTriples> = golds.iter().collect();
-            values[i] = match self.rule {
-                MultiRef::Max => self.smatch.score_best(&test, &golds).map(|s| s.f1()),
-                MultiRef::Mean => MultiRef::Mean.combine(golds.iter().map(|g| self.smatch.score(&test, g).f1())),
-            };
-            found += 1;
-        }
+        let done = AtomicUsize::new(0);
+        let values = dialeval_common::par_map(items, |item| {
+            let value = self.item(item);
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, items.len());
+            value
+        });
+        let values: Vec<Option<f64>> = values.into_iter().collect::<Result<_>>()?;
+        let found = values.iter().filter(|v| v.is_some()).count();
         if found == 0 {
             return Ok(FamilyOutput::Skipped("no item has both a response graph and a reference graph".into()));
         }
