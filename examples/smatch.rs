@@ -51,11 +51,15 @@ fn run(args: &Args) -> Result<(), String> {
     let mut out = BufWriter::new(std::io::stdout().lock());
     let mut corpus = SmatchScore::default();
     let mut failed = 0;
-    for (index, (t, g)) in test.iter().zip(&gold).enumerate() {
-        let triples = |r: &Result<Tree, String>| -> Result<SmatchTriples, String> { SmatchTriples::from_tree(r.as_ref().map_err(Clone::clone)?).map_err(|e| e.to_string()) };
-        let line = match triples(t).and_then(|t| Ok((t, triples(g)?))) {
-            Ok((t, g)) => {
-                let s = smatch.score(&t, &g);
+    let triples = |r: &Result<Tree, String>| -> Result<SmatchTriples, String> { SmatchTriples::from_tree(r.as_ref().map_err(Clone::clone)?).map_err(|e| e.to_string()) };
+    let pairs: Vec<Result<(SmatchTriples, SmatchTriples), String>> = test.iter().zip(&gold).map(|(t, g)| Ok((triples(t)?, triples(g)?))).collect();
+    // Every readable pair is matched on all cores; the output keeps the pair order.
+    let readable: Vec<(&SmatchTriples, &SmatchTriples)> = pairs.iter().filter_map(|p| p.as_ref().ok().map(|(t, g)| (t, g))).collect();
+    let mut scores = smatch.score_pairs(&readable).into_iter();
+    for (index, pair) in pairs.iter().enumerate() {
+        let line = match pair {
+            Ok(_) => {
+                let s = scores.next().ok_or_else(|| format!("pair {index}: no score"))?;
                 corpus += s;
                 score_json(Some(index), &s)
             }
