@@ -146,3 +146,18 @@ fn silver_calibration_reproduces_its_documented_smatch() {
     assert!((total.recall() - 0.808).abs() < 0.003, "R {}", total.recall());
     assert!((total.f1() - 0.802).abs() < 0.003, "F1 {}", total.f1());
 }
+
+#[test]
+fn decode_all_in_segments_equals_one_sequential_reader() {
+    let Some(shared) = dialeval_testkit::shared_dir() else { return };
+    // Diplomacy has orphan metadata blocks and malformed graphs; the others are large.
+    for file in ["amr-diplomacy/dip-all-amr-smosher.txt", "amr-little-prince/amr-bank-struct-v3.0.txt", "silver-amr/dailydialog-plusplus-dev-more300.silver.amr.txt"] {
+        let text = std::fs::read_to_string(shared.join("data").join(file)).unwrap();
+        let sequential: Vec<String> = dialeval_amr_graph::penman::PenmanReader::from_text(&text).map(|r| format!("{r:?}")).collect();
+        let segmented: Vec<String> = dialeval_amr_graph::penman::decode_all(&text).iter().map(|r| format!("{r:?}")).collect();
+        assert_eq!(sequential.len(), segmented.len(), "{file}");
+        for (k, (a, b)) in sequential.iter().zip(&segmented).enumerate() {
+            assert_eq!(a, b, "{file}: item {k}");
+        }
+    }
+}

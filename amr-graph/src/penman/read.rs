@@ -35,8 +35,57 @@ use crate::error::{Error, ParseError, ParseErrorKind, Result};
 /// assert_eq!(tree.id(), Some("1"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// With the `parallel` feature a large text is cut into segments at block ends that follow a
+/// complete graph (where no metadata is pending) and the segments are read on all cores; the
+/// items, their order and their error positions are those of one sequential reader.
 pub fn decode_all(text: &str) -> Vec<Result<Tree>> {
-    PenmanReader::from_text(text).collect()
+    let segments = segments(text, SEGMENT_BYTES);
+    if segments.len() < 2 {
+        return PenmanReader::from_text(text).collect();
+    }
+    dialeval_common::par_map(&segments, |&(line, segment)| PenmanReader::from_text(segment).starting_at_line(line).collect::<Vec<_>>()).into_iter().flatten().collect()
+}
+
+/// The size above which [`decode_all`] starts a new segment.
+const SEGMENT_BYTES: usize = 64 * 1024;
+
+/// `text` cut into pieces of at least `size` bytes, each with the number of lines before it.
+/// A cut follows a blank line that ends a block for [`PenmanReader`] (parentheses balanced, as
+/// its `fill_chunk` counts them) whose last non-blank line was not a comment, so no metadata
+/// is carried over the cut.
+fn segments(text: &str, size: usize) -> Vec<(usize, &str)> {
+    if !cfg!(feature = "parallel") || text.len() < 2 * size {
+        return vec![(0, text)];
+    }
+    let mut out = Vec::new();
+    let (mut start, mut start_line, mut line_no) = (0, 0, 0);
+    let (mut depth, mut in_block, mut last_is_comment) = (0_i64, false, false);
+    let mut at = 0;
+    while at < text.len() {
+        let end = memchr::memchr(b'\n', &text.as_bytes()[at..]).map_or(text.len(), |i| at + i + 1);
+        let line = &text.as_bytes()[at..end];
+        line_no += 1;
+        if line.iter().all(|&b| is_space(b)) {
+            if in_block && depth <= 0 {
+                in_block = false;
+                depth = 0;
+                if !last_is_comment && end - start >= size {
+                    out.push((start_line, &text[start..end]));
+                    (start, start_line) = (end, line_no);
+                }
+            }
+        } else {
+            in_block = true;
+            depth += paren_balance(line);
+            last_is_comment = line.iter().find(|&&b| !is_space(b)) == Some(&b'#');
+        }
+        at = end;
+    }
+    if start < text.len() {
+        out.push((start_line, &text[start..]));
+    }
+    out
 }
 
 /// Where a [`PenmanReader`] gets its lines: any [`BufRead`], or text already in memory
@@ -132,6 +181,14 @@ impl<R: LineSource> PenmanReader<R> {
     /// Wraps a buffered source.
     pub fn new(source: R) -> Self {
         Self { source, line_no: 0, peeked: None, pending: Pending::default(), penman_compatible: false, queue: VecDeque::new(), chunk: String::new(), finished: false }
+    }
+
+    /// A reader whose first line is line `before + 1` of a larger text (error positions count
+    /// from there).
+    #[must_use]
+    pub fn starting_at_line(mut self, before: usize) -> Self {
+        self.line_no = before;
+        self
     }
 
     /// Merges every comment-only block into the next graph's metadata, as penman 1.3.1 does,
@@ -468,6 +525,20 @@ mod tests {
 
     fn read(text: &str) -> Vec<Result<Tree>> {
         PenmanReader::new(text.as_bytes()).collect()
+    }
+
+    #[test]
+    fn segments_cut_only_where_a_sequential_reader_carries_nothing() {
+        // Comment-only blocks, a graph with a blank line inside, an unclosed graph, stray text,
+        // an extra ')' and metadata at the end: every cut must leave the items and positions of
+        // one reader over the whole text.
+        let text = "# header\n\n# ::id 1\n(a / b\n\n   :ARG0 (c / d))\n\n# ::id 2\n# ::snt x\n\n(e / f)\n\n(g / h\n\n# ::id 4\n(i / j))\n\nstray words\n\n(k / l :ARG1 (m / n))\n\n(o / p)\n\n# ::id dangling\n";
+        let whole: Vec<String> = read(text).iter().map(|r| format!("{r:?}")).collect();
+        assert!(segments(text, 1).len() >= 5, "{:?}", segments(text, 1));
+        for size in 1..text.len() {
+            let cut: Vec<String> = segments(text, size).into_iter().flat_map(|(line, s)| PenmanReader::from_text(s).starting_at_line(line).collect::<Vec<_>>()).map(|r| format!("{r:?}")).collect();
+            assert_eq!(whole, cut, "segment size {size}");
+        }
     }
 
     #[test]
