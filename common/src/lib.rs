@@ -98,6 +98,20 @@ pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send)
     }
 }
 
+/// `(a(), b())`, the two run in parallel on rayon's pool with the `parallel` feature (for a
+/// divide-and-conquer whose split points do not depend on the thread count, so its result is
+/// the same on any machine), one after the other without it.
+pub fn par_join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
+    #[cfg(feature = "parallel")]
+    {
+        rayon::join(a, b)
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        (a(), b())
+    }
+}
+
 /// How a referenced metric turns its values against several references into one score.
 ///
 /// `Max` is the rule of bert-score (the element-wise maximum of P, R and F over a candidate's

@@ -217,6 +217,9 @@ fn pearson_r(x: &[f64], y: &[f64]) -> f64 {
     (sxy / (sxx.sqrt() * syy.sqrt())).clamp(-1.0, 1.0)
 }
 
+/// Terms from which [`pairwise_sums`] splits its work over two threads.
+const PARALLEL_TERMS: usize = 1 << 15;
+
 /// numpy's pairwise summation (`pairwise_sum` in `numpy/_core/src/umath/loops_utils.h.src`),
 /// so means agree with `np.mean` to the last bit.
 pub(crate) fn pairwise_sum(a: &[f64]) -> f64 {
@@ -224,20 +227,23 @@ pub(crate) fn pairwise_sum(a: &[f64]) -> f64 {
 }
 
 /// [`pairwise_sum`] of `f(0), …, f(n − 1)` without materialising them.
-pub(crate) fn pairwise_sum_by(n: usize, f: impl Fn(usize) -> f64 + Copy) -> f64 {
+pub(crate) fn pairwise_sum_by(n: usize, f: impl Fn(usize) -> f64 + Copy + Send + Sync) -> f64 {
     pairwise_sums(n, |i| [f(i)])[0]
 }
 
 /// numpy's pairwise summation of several series at once, without materialising them: below 8
 /// terms a plain running sum, up to 128 eight interleaved accumulators, above that two halves.
-fn pairwise_sums<const K: usize>(n: usize, f: impl Fn(usize) -> [f64; K] + Copy) -> [f64; K] {
+///
+/// Above [`PARALLEL_TERMS`] the two halves of a split are summed on two threads: the splits are
+/// numpy's whatever the thread count, so the result is bit-identical.
+fn pairwise_sums<const K: usize>(n: usize, f: impl Fn(usize) -> [f64; K] + Copy + Send + Sync) -> [f64; K] {
     fn add<const K: usize>(mut a: [f64; K], b: [f64; K]) -> [f64; K] {
         for (o, v) in a.iter_mut().zip(b) {
             *o += v;
         }
         a
     }
-    fn go<const K: usize>(start: usize, n: usize, f: impl Fn(usize) -> [f64; K] + Copy) -> [f64; K] {
+    fn go<const K: usize>(start: usize, n: usize, f: impl Fn(usize) -> [f64; K] + Copy + Send + Sync) -> [f64; K] {
         if n < 8 {
             (start..start + n).fold([0.0; K], |s, i| add(s, f(i)))
         } else if n <= 128 {
@@ -257,7 +263,12 @@ fn pairwise_sums<const K: usize>(n: usize, f: impl Fn(usize) -> [f64; K] + Copy)
         } else {
             let mut n2 = n / 2;
             n2 -= n2 % 8;
-            add(go(start, n2, f), go(start + n2, n - n2, f))
+            if n >= PARALLEL_TERMS {
+                let (a, b) = dialeval_common::par_join(|| go(start, n2, f), || go(start + n2, n - n2, f));
+                add(a, b)
+            } else {
+                add(go(start, n2, f), go(start + n2, n - n2, f))
+            }
         }
     }
     go(0, n, f)
@@ -345,7 +356,7 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Correlation {
     if is_constant(x) || is_constant(y) {
         return Correlation::nan(n, Undefined::ConstantInput);
     }
-    let (rx, ry) = (rank_average(x), rank_average(y));
+    let (rx, ry) = if n >= PARALLEL_TERMS { dialeval_common::par_join(|| rank_average(x), || rank_average(y)) } else { (rank_average(x), rank_average(y)) };
     let rs = corrcoef(&rx, &ry);
     let dof = n as f64 - 2.0;
     let t = rs * (dof / ((rs + 1.0) * (1.0 - rs))).max(0.0).sqrt();
@@ -454,7 +465,7 @@ fn tie_stats(ranks: &[usize]) -> (u64, f64, f64) {
 impl KendallCounts {
     fn new(x: &[f64], y: &[f64]) -> Self {
         let n = x.len();
-        let (rx, ry) = (dense_ranks(x), dense_ranks(y));
+        let (rx, ry) = if n >= PARALLEL_TERMS { dialeval_common::par_join(|| dense_ranks(x), || dense_ranks(y)) } else { (dense_ranks(x), dense_ranks(y)) };
         let mut pairs: Vec<(u64, u32)> = (0..n).map(|i| (((rx[i] as u64) << 32) | ry[i] as u64, i as u32)).collect();
         if n < 1024 {
             pairs.sort_unstable();
