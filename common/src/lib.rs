@@ -98,6 +98,19 @@ pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send)
     }
 }
 
+/// Threads [`par_map`] and [`par_join`] spread work over: rayon's current pool with the
+/// `parallel` feature, else 1. Splitting work costs a little: callers skip it on one thread.
+pub fn threads() -> usize {
+    #[cfg(feature = "parallel")]
+    {
+        rayon::current_num_threads()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        1
+    }
+}
+
 /// `(a(), b())`, the two run in parallel on rayon's pool with the `parallel` feature (for a
 /// divide-and-conquer whose split points do not depend on the thread count, so its result is
 /// the same on any machine), one after the other without it.

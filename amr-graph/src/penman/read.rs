@@ -40,6 +40,9 @@ use crate::error::{Error, ParseError, ParseErrorKind, Result};
 /// complete graph (where no metadata is pending) and the segments are read on all cores; the
 /// items, their order and their error positions are those of one sequential reader.
 pub fn decode_all(text: &str) -> Vec<Result<Tree>> {
+    if dialeval_common::threads() < 2 {
+        return PenmanReader::from_text(text).collect();
+    }
     let segments = segments(text, SEGMENT_BYTES);
     if segments.len() < 2 {
         return PenmanReader::from_text(text).collect();

@@ -171,7 +171,16 @@ impl Bleu {
         let max = self.config.max_order;
         let mut counts = vec![0; max];
         let mut totals = vec![0; max];
+        // Up to 4-grams of fewer than 2^16 distinct tokens fit a u64: sorted keys replace hashing.
+        let packable = ids.len() < 1 << 16;
         for n in 1..=max {
+            if packable && n <= 4 {
+                let h = runs(&packed(&hyp, n));
+                let best = refs.iter().map(|r| runs(&packed(r, n))).reduce(|a, b| merge_max(&a, &b)).unwrap_or_default();
+                counts[n - 1] = clipped(&h, &best);
+                totals[n - 1] = h.iter().map(|&(_, c)| u64::from(c)).sum();
+                continue;
+            }
             let h = NgramCounts::new(&hyp, n);
             let mut best = NgramCounts::new(&refs[0], n);
             for r in &refs[1..] {
@@ -272,10 +281,93 @@ fn closest_ref_len(hyp_len: u64, ref_lens: impl Iterator<Item = u64>) -> u64 {
     best.map_or(0, |(_, l)| l)
 }
 
+/// The `n`-grams of `tokens` (ids below 2^16, `n` ≤ 4) packed into u64 keys, sorted.
+fn packed(tokens: &[u32], n: usize) -> Vec<u64> {
+    let mut keys: Vec<u64> = tokens.windows(n).map(|w| w.iter().fold(0_u64, |k, &t| (k << 16) | u64::from(t))).collect();
+    keys.sort_unstable();
+    keys
+}
+
+/// `(key, count)` runs of sorted keys.
+fn runs(sorted: &[u64]) -> Vec<(u64, u32)> {
+    let mut out: Vec<(u64, u32)> = Vec::with_capacity(sorted.len());
+    for &k in sorted {
+        match out.last_mut() {
+            Some((last, c)) if *last == k => *c += 1,
+            _ => out.push((k, 1)),
+        }
+    }
+    out
+}
+
+/// The per-key maximum of two run lists (multi-reference clipping counts).
+fn merge_max(a: &[(u64, u32)], b: &[(u64, u32)]) -> Vec<(u64, u32)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push((a[i].0, a[i].1.max(b[j].1)));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// `Σ min(h[g], best[g])` over two run lists.
+fn clipped(h: &[(u64, u32)], best: &[(u64, u32)]) -> u64 {
+    let (mut i, mut j, mut sum) = (0, 0, 0_u64);
+    while i < h.len() && j < best.len() {
+        match h[i].0.cmp(&best[j].0) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                sum += u64::from(h[i].1.min(best[j].1));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    sum
+}
+
 #[cfg(test)]
 #[allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
 mod tests {
     use super::*;
+
+    #[test]
+    fn packed_counting_equals_hashed_counting() {
+        let mut rng = dialeval_common::SplitMix64(3);
+        for _ in 0..2_000 {
+            let mut seq = |max: usize| (0..rng.below(max)).map(|_| rng.below(6) as u32).collect::<Vec<u32>>();
+            let hyp = seq(14);
+            let refs: Vec<Vec<u32>> = (0..1 + (hyp.len() % 3)).map(|_| seq(14)).collect();
+            for n in 1..=4 {
+                let h = runs(&packed(&hyp, n));
+                let best = refs.iter().map(|r| runs(&packed(r, n))).reduce(|a, b| merge_max(&a, &b)).unwrap_or_default();
+                let hh = NgramCounts::new(&hyp, n);
+                let mut hb = NgramCounts::new(&refs[0], n);
+                for r in &refs[1..] {
+                    hb.max_with(&NgramCounts::new(r, n));
+                }
+                assert_eq!(clipped(&h, &best), u64::from(hh.overlap(&hb)), "{hyp:?} {refs:?} n={n}");
+                assert_eq!(h.iter().map(|&(_, c)| u64::from(c)).sum::<u64>(), u64::from(hh.total()));
+            }
+        }
+    }
 
     #[test]
     fn no_unigram_match_scores_zero() {

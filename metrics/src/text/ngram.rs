@@ -20,6 +20,16 @@ pub struct TokenIds<'a> {
 }
 
 impl<'a> TokenIds<'a> {
+    /// Distinct tokens seen so far.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether no token was seen.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
     /// The id sequence of `tokens`, assigning new ids as needed.
     pub fn map<S: AsRef<str> + ?Sized + 'a>(&mut self, tokens: impl IntoIterator<Item = &'a S>) -> Vec<u32> {
         tokens

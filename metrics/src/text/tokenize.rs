@@ -43,13 +43,20 @@ pub fn tokenize_13a(line: &str) -> String {
         }
     }
     a.extend([b' ', b' ', b' ']);
-    // 2. ([^0-9])([\.,]) -> "\1 \2 "
-    let b = sub_pairs(&a, |x, y| !x.is_ascii_digit() && matches!(y, b'.' | b','), |x, y, out| out.extend([x, b' ', y, b' ']));
-    // 3. ([\.,])([^0-9]) -> " \1 \2"
-    let c = sub_pairs(&b, |x, y| matches!(x, b'.' | b',') && !y.is_ascii_digit(), |x, y, out| out.extend([b' ', x, b' ', y]));
-    // 4. ([0-9])(-) -> "\1 \2 "
-    let d = sub_pairs(&c, |x, y| x.is_ascii_digit() && y == b'-', |x, y, out| out.extend([x, b' ', y, b' ']));
-    let s = String::from_utf8_lossy(&d);
+    // Passes 2-4 change nothing in a line without their characters (most lines have no digit
+    // next to a '-', many no '.' or ','), so they run only when those occur.
+    if memchr::memchr2(b'.', b',', &a).is_some() {
+        // 2. ([^0-9])([\.,]) -> "\1 \2 "
+        a = sub_pairs(&a, |x, y| !x.is_ascii_digit() && matches!(y, b'.' | b','), |x, y, out| out.extend([x, b' ', y, b' ']));
+        // 3. ([\.,])([^0-9]) -> " \1 \2"
+        a = sub_pairs(&a, |x, y| matches!(x, b'.' | b',') && !y.is_ascii_digit(), |x, y, out| out.extend([b' ', x, b' ', y]));
+    }
+    if memchr::memchr(b'-', &a).is_some() {
+        // 4. ([0-9])(-) -> "\1 \2 "
+        a = sub_pairs(&a, |x, y| x.is_ascii_digit() && y == b'-', |x, y, out| out.extend([x, b' ', y, b' ']));
+    }
+    // Spaces were only inserted next to ASCII bytes: still UTF-8.
+    let s = String::from_utf8(a).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     let mut out = String::with_capacity(s.len());
     for token in py_split(&s) {
         if !out.is_empty() {
