@@ -4,7 +4,7 @@
 use dialeval_metrics::correlation::{CorrelationKind, correlate};
 use dialeval_metrics::text::bleu::{Bleu, BleuConfig};
 use dialeval_metrics::text::rouge::Rouge;
-use dialeval_metrics::text::tokenize::tokenize_13a;
+use dialeval_metrics::text::tokenize::{is_py_space, py_split, tokenize_13a};
 use proptest::prelude::*;
 
 proptest! {
@@ -66,5 +66,11 @@ proptest! {
                 prop_assert!(!token.contains(['?', '!', ';', '(', ')', '[', ']', '{', '}', '<', '>', '"']), "{token:?} in {t:?}");
             }
         }
+    }
+
+    #[test]
+    fn py_split_splits_like_python(text in "([a-zé0-9]{0,4}[ \t\n\r\u{0b}\u{0c}\u{1c}-\u{1f}\u{85}\u{a0}\u{2003}\u{3000}]{0,3}){0,12}") {
+        let expected: Vec<&str> = text.split(is_py_space).filter(|t| !t.is_empty()).collect();
+        prop_assert_eq!(py_split(&text).collect::<Vec<_>>(), expected);
     }
 }

@@ -6,8 +6,35 @@ pub fn is_py_space(c: char) -> bool {
 }
 
 /// Python's `str.split()` with no argument.
-pub fn py_split(s: &str) -> impl Iterator<Item = &str> {
-    s.split(is_py_space).filter(|t| !t.is_empty())
+pub fn py_split(s: &str) -> PySplit<'_> {
+    PySplit { rest: s, ascii: s.is_ascii() }
+}
+
+/// The words of [`py_split`]; an ASCII text is scanned by bytes (the common case), any other by
+/// characters (Unicode whitespace counts).
+#[derive(Debug, Clone)]
+pub struct PySplit<'a> {
+    rest: &'a str,
+    ascii: bool,
+}
+
+impl<'a> Iterator for PySplit<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let (start, end) = if self.ascii {
+            let space = |b: &u8| matches!(b, b' ' | b'\t'..=b'\r' | 0x1c..=0x1f);
+            let bytes = self.rest.as_bytes();
+            let start = bytes.iter().position(|b| !space(b))?;
+            (start, bytes[start..].iter().position(space).map_or(bytes.len(), |e| start + e))
+        } else {
+            let start = self.rest.find(|c| !is_py_space(c))?;
+            (start, self.rest[start..].find(is_py_space).map_or(self.rest.len(), |e| start + e))
+        };
+        let word = &self.rest[start..end];
+        self.rest = &self.rest[end..];
+        Some(word)
+    }
 }
 
 /// Python's `str.rstrip()` with no argument.
