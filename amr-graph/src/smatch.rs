@@ -376,8 +376,8 @@ struct Pool {
     n2: usize,
     /// Sorted gold candidates per test node.
     candidates: Vec<Vec<i32>>,
-    /// Whether gold node `j` is a candidate of test node `i`, at `i * n2 + j`.
-    is_candidate: Vec<bool>,
+    /// Test nodes having gold node `j` as a candidate, ascending.
+    holders: Vec<Vec<usize>>,
     /// Instance + attribute matches of pair `(i, j)` at `i * n2 + j`.
     unary: Vec<i64>,
     /// Relation matches shared with another pair: `(k, l, weight)` per pair `(i, j)`.
@@ -435,13 +435,13 @@ impl Pool {
             pairwise[p].push((q / n2, (q % n2) as i32, w));
         }
         let upper_bound = t.len().min(g.len()) as i64;
-        let mut is_candidate = vec![false; n1 * n2];
+        let mut holders = vec![Vec::new(); n2];
         for (i, c) in candidates.iter().enumerate() {
             for &j in c {
-                is_candidate[i * n2 + j as usize] = true;
+                holders[j as usize].push(i);
             }
         }
-        Self { n1, n2, candidates, is_candidate, unary, pairwise, upper_bound }
+        Self { n1, n2, candidates, holders, unary, pairwise, upper_bound }
     }
 
     /// smatch's `smart_init_mapping`: the first unused candidate with the same raw concept,
@@ -555,12 +555,17 @@ impl Pool {
     }
 
     /// Best-gain hill climbing with moves to unused candidates and swaps; returns the score.
+    ///
+    /// A swap of `i` and `k` is only useful when one can take the other's gold node, so the
+    /// partners of `i` are the holders of its gold node and the owners of its candidates
+    /// (ascending, as a scan over every `k > i` would visit them: the same move wins).
     fn climb(&self, mapping: &mut [i32]) -> i64 {
         let mut score = self.total(mapping);
-        let mut used = vec![false; self.n2];
-        for &j in mapping.iter().filter(|&&j| j >= 0) {
-            used[j as usize] = true;
+        let mut owner = vec![-1_i32; self.n2];
+        for (i, &j) in mapping.iter().enumerate().filter(|&(_, &j)| j >= 0) {
+            owner[j as usize] = i as i32;
         }
+        let mut partners: Vec<usize> = Vec::new();
         loop {
             let mut best_gain = 0;
             let mut best_op = None;
@@ -568,7 +573,7 @@ impl Pool {
                 let a = mapping[i];
                 let here = self.contribution(mapping, i, a, [i, i]);
                 for &b in &self.candidates[i] {
-                    if used[b as usize] {
+                    if owner[b as usize] >= 0 {
                         continue;
                     }
                     let gain = self.contribution(mapping, i, b, [i, i]) - here;
@@ -577,12 +582,15 @@ impl Pool {
                         best_op = Some((i, b, None));
                     }
                 }
-                for k in i + 1..self.n1 {
+                partners.clear();
+                if a >= 0 {
+                    partners.extend(self.holders[a as usize].iter().copied().filter(|&k| k > i));
+                }
+                partners.extend(self.candidates[i].iter().filter_map(|&c| usize::try_from(owner[c as usize]).ok()).filter(|&k| k > i));
+                partners.sort_unstable();
+                partners.dedup();
+                for &k in &partners {
                     let c = mapping[k];
-                    let useful = (c >= 0 && self.is_candidate[i * self.n2 + c as usize]) || (a >= 0 && self.is_candidate[k * self.n2 + a as usize]);
-                    if !useful {
-                        continue;
-                    }
                     let skip = [i, k];
                     let before = self.contribution(mapping, i, a, skip) + self.contribution(mapping, k, c, skip) + self.link_weight(i, a, k, c);
                     let after = self.contribution(mapping, i, c, skip) + self.contribution(mapping, k, a, skip) + self.link_weight(i, c, k, a);
@@ -598,12 +606,18 @@ impl Pool {
                 Some((k, a)) => {
                     mapping[i] = j;
                     mapping[k] = a;
+                    if j >= 0 {
+                        owner[j as usize] = i as i32;
+                    }
+                    if a >= 0 {
+                        owner[a as usize] = k as i32;
+                    }
                 }
                 None => {
                     if mapping[i] >= 0 {
-                        used[mapping[i] as usize] = false;
+                        owner[mapping[i] as usize] = -1;
                     }
-                    used[j as usize] = true;
+                    owner[j as usize] = i as i32;
                     mapping[i] = j;
                 }
             }
