@@ -62,10 +62,6 @@ fn main() -> ExitCode {
     dialeval_examples::finish("amr_experiment", run(&<Args as clap::Parser>::parse()))
 }
 
-fn ids(path: &Path) -> Result<Vec<u64>, Box<dyn std::error::Error>> {
-    Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
-}
-
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (shared, out, seeds, modes, epochs) = (&args.shared, &args.out, &args.seeds, &args.modes, args.epochs);
     let dd = shared.join("data/dailydialog-plusplus");
@@ -74,9 +70,9 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let files: Vec<PathBuf> =
         ["dailydialog-plusplus-dev200", "dailydialog-plusplus-dev-more300", "dailydialog-plusplus-test100", "usr-personachat"].iter().map(|f| silver.join(format!("{f}.silver.amr.txt"))).collect();
     let index = AmrIndex::load(&files)?;
-    let mut dev_ids = ids(&silver.join("dailydialog-plusplus-dev200.context-ids.json"))?;
-    dev_ids.extend(ids(&silver.join("dailydialog-plusplus-dev-more300.context-ids.json"))?);
-    let test_ids = ids(&silver.join("dailydialog-plusplus-test100.context-ids.json"))?;
+    let mut dev_ids = ddpp::context_ids(&silver.join("dailydialog-plusplus-dev200.context-ids.json"))?;
+    dev_ids.extend(ddpp::context_ids(&silver.join("dailydialog-plusplus-dev-more300.context-ids.json"))?);
+    let test_ids = ddpp::context_ids(&silver.join("dailydialog-plusplus-test100.context-ids.json"))?;
     dev_ids.truncate(args.contexts);
     let dev_contexts: Vec<_> = ddpp::load(&dd.join("dev.json"))?.into_iter().filter(|c| dev_ids.contains(&c.id)).collect();
     let test_all = ddpp::load(&dd.join("test.json"))?;

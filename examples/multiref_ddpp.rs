@@ -68,8 +68,7 @@ struct Row {
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut contexts = dialeval_datasets::ddpp::load(&args.input)?;
     if args.contexts != "all" {
-        let text = std::fs::read_to_string(&args.contexts).map_err(|e| format!("{}: {e}", args.contexts))?;
-        let keep: Vec<u64> = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", args.contexts))?;
+        let keep = dialeval_datasets::ddpp::context_ids(std::path::Path::new(&args.contexts))?;
         contexts.retain(|c| keep.contains(&c.id));
         if contexts.len() != keep.len() {
             return Err(format!("{} lists {} contexts, {} of them are in {}", args.contexts, keep.len(), contexts.len(), args.input.display()).into());

@@ -116,6 +116,16 @@ impl ExcludeList {
         self.entries.iter().filter(|(f, _)| f == file).count()
     }
 }
+/// The context ids of a `*.context-ids.json` file: a JSON list of DailyDialog++ `id`s, the way
+/// the silver AMR sets name the contexts they cover.
+///
+/// # Errors
+/// [`Error::Io`] for an unreadable file, [`Error::Json`] for anything but a list of
+/// non-negative integers (both naming the file).
+pub fn context_ids(path: &Path) -> Result<Vec<u64>> {
+    serde_json::from_value(crate::json::read_json(path)?).map_err(|source| Error::Json { path: path.to_owned(), place: Place::File, source })
+}
+
 /// One response of [`leave_one_out`]: an item whose references are other positives of its
 /// context, and whether the response is a positive (else an adversarial negative).
 #[derive(Debug, Clone, PartialEq)]
@@ -195,5 +205,17 @@ mod tests {
         assert_eq!(one[8].item.references, vec!["p0"]);
         let err = leave_one_out(&[c], 5).map(|_| ()).unwrap_err().to_string();
         assert!(err.contains("context 7"), "{err}");
+    }
+
+    #[test]
+    fn context_ids_read_a_list_and_name_a_bad_file() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/silver-amr");
+        let ids = context_ids(&dir.join("dailydialog-plusplus-dev200.context-ids.json")).unwrap_or_default();
+        assert_eq!(ids.len(), 200);
+        let bad = std::env::temp_dir().join(format!("dialeval-context-ids-{}.json", std::process::id()));
+        std::fs::write(&bad, "[1, -2]").unwrap_or_default();
+        let err = context_ids(&bad).map(|_| ()).unwrap_err().to_string();
+        let _ = std::fs::remove_file(&bad);
+        assert!(err.contains("dialeval-context-ids") && err.contains("invalid JSON"), "{err}");
     }
 }

@@ -112,7 +112,7 @@ pub fn reachable(url: &str) -> bool {
 pub fn training_mix(shared: &std::path::Path, config: &dialeval_datasets::mix::MixConfig) -> Result<dialeval_datasets::mix::Mix, Box<dyn std::error::Error>> {
     use dialeval_datasets::mix::{MixSources, build_mix};
     let data = shared.join("data");
-    let test_ids: Vec<u64> = serde_json::from_str(&std::fs::read_to_string(data.join("silver-amr/dailydialog-plusplus-test100.context-ids.json"))?)?;
+    let test_ids = dialeval_datasets::ddpp::context_ids(&data.join("silver-amr/dailydialog-plusplus-test100.context-ids.json"))?;
     let sources = MixSources { ddpp_dir: &data.join("dailydialog-plusplus"), topical_dir: Some(&data.join("topical-chat")), test_ids: &test_ids };
     let mut mix = build_mix(&sources, config)?;
     let mut silver: Vec<std::path::PathBuf> =
