@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
+use dialeval_amr_graph::penman::decode_all;
 use dialeval_amr_graph::smatch::{Smatch, SmatchTriples};
 
 const BUDGET: u64 = 2_000_000;
@@ -32,16 +33,10 @@ fn exact_search_reproduces_the_golden_optimum() {
     assert!(proven * 100 >= rows.len() * 99, "{proven}/{} proven", rows.len());
 }
 
-fn graphs_by_id(text: &str) -> HashMap<String, String> {
-    let mut out = HashMap::new();
-    for block in text.split("\n\n") {
-        let id = block.lines().find_map(|l| l.strip_prefix("# ::id ")).map(|v| v.split_whitespace().next().unwrap_or("").to_owned());
-        let graph: String = block.lines().filter(|l| !l.trim_start().starts_with('#')).collect::<Vec<_>>().join("\n");
-        if let Some(id) = id.filter(|_| graph.contains('(') && !graph.contains("amr-empty")) {
-            out.insert(id, graph);
-        }
-    }
-    out
+/// The non-empty graphs of a PENMAN file by `::id` (the `(a / amr-empty)` placeholders and
+/// malformed blocks left out), as smatch triples.
+fn graphs_by_id(text: &str) -> HashMap<String, SmatchTriples> {
+    decode_all(text).into_iter().flatten().filter(|t| t.node.concept.as_deref() != Some("amr-empty")).filter_map(|t| Some((t.id()?.to_owned(), SmatchTriples::from_tree(&t).ok()?))).collect()
 }
 
 #[test]
@@ -55,10 +50,10 @@ fn default_search_reaches_the_optimum_on_diplomacy_annotator_pairs() {
     let smatch = Smatch::default();
     let (mut pairs, mut at_optimum, mut unproven) = (0, 0, Vec::new());
     for id in ids {
-        let (t, g) = (SmatchTriples::parse(&a[id]).unwrap(), SmatchTriples::parse(&b[id]).unwrap());
+        let (t, g) = (&a[id], &b[id]);
         let start = Instant::now();
-        let found = smatch.score(&t, &g).matched;
-        let Some(exact) = smatch.align_exact(&t, &g, BUDGET) else {
+        let found = smatch.score(t, g).matched;
+        let Some(exact) = smatch.align_exact(t, g, BUDGET) else {
             unproven.push((id.clone(), t.len(), g.len()));
             continue;
         };
