@@ -147,7 +147,13 @@ pub fn correlate_with(kind: CorrelationKind, x: &[f64], y: &[f64], options: &Cor
     if x.len() != y.len() {
         return Err(Error::LengthMismatch { left: x.len(), right: y.len() });
     }
-    let has_nan = x.iter().chain(y).any(|v| v.is_nan());
+    if kind == CorrelationKind::Pearson
+        && let Some(c) = pearson_finite(x, y)
+    {
+        // Finite input: no NaN to handle, and the pass that found it so also summed it.
+        return Ok(c);
+    }
+    let has_nan = any_nan(x) || any_nan(y);
     let (xo, yo);
     let (x, y) = if has_nan {
         match options.nan_policy {
@@ -185,93 +191,207 @@ pub fn pearson(x: &[f64], y: &[f64]) -> Result<Correlation> {
     if n < 2 {
         return Err(Error::TooFewObservations { n, needed: 2 });
     }
-    if is_constant(x) || is_constant(y) {
-        return Ok(Correlation::nan(n, Undefined::ConstantInput));
+    Ok(pearson_finite(x, y).unwrap_or_else(|| {
+        let why = if is_constant(x) || is_constant(y) { Undefined::ConstantInput } else { Undefined::NonFiniteInput };
+        Correlation::nan(n, why)
+    }))
+}
+
+/// Pearson on equally long input of n ≥ 2 finite values, or `None` where some value is not
+/// finite or n < 2 (the caller decides what that means).
+fn pearson_finite(x: &[f64], y: &[f64]) -> Option<Correlation> {
+    let n = x.len();
+    if n < 2 || n != y.len() {
+        return None;
     }
-    if x.iter().chain(y).any(|v| !v.is_finite()) {
-        return Ok(Correlation::nan(n, Undefined::NonFiniteInput));
+    let ([tx, ty], [sx, sy]) = pairwise_sums_scanned([x, y], |[a, b]| [a, b]);
+    if !sx.finite(tx, x) || !sy.finite(ty, y) {
+        return None;
     }
-    let r = pearson_r(x, y);
+    if sx.min == sx.max || sy.min == sy.max {
+        return Some(Correlation::nan(n, Undefined::ConstantInput));
+    }
+    let r = pearson_r(x, y, [tx, ty], [sx, sy]);
     if n == 2 {
-        return Ok(Correlation { statistic: r.round(), pvalue: 1.0, n, undefined: None });
+        return Some(Correlation { statistic: r.round(), pvalue: 1.0, n, undefined: None });
     }
     // scipy: 2 * beta(n/2 - 1, n/2 - 1, loc=-1, scale=2).sf(|r|)
     let ab = n as f64 / 2.0 - 1.0;
     let xs = (r.abs() + 1.0) / 2.0;
     let pvalue = 2.0 * beta_inc(ab, ab, 1.0 - xs, xs);
-    Ok(Correlation { statistic: r, pvalue, n, undefined: None })
+    Some(Correlation { statistic: r, pvalue, n, undefined: None })
 }
 
-/// r as scipy 1.17 defines it (centre, scale by the largest deviation, normalise, dot), computed
-/// in three passes: means, largest deviations, then the three scaled sums of products at once.
+/// r as scipy 1.17 defines it (centre, scale by the largest deviation, normalise, dot), from
+/// the sums and extremes of a first pass and one more pass for the three scaled sums of products.
 /// All sums are numpy-style pairwise sums.
-fn pearson_r(x: &[f64], y: &[f64]) -> f64 {
-    let n = x.len();
-    let (mx, my) = (pairwise_sum(x) / n as f64, pairwise_sum(y) / n as f64);
-    let (ax, ay) = x.iter().zip(y).fold((0.0_f64, 0.0_f64), |(ax, ay), (a, b)| (ax.max((a - mx).abs()), ay.max((b - my).abs())));
+///
+/// The largest deviation `max |v − m|` comes from the extremes: rounding is monotone, so
+/// `fl(max − m)` and `fl(m − min)` are the largest rounded deviations above and below the mean,
+/// the same bits scipy's `abs(xm).max()` yields.
+fn pearson_r(x: &[f64], y: &[f64], [tx, ty]: [f64; 2], [sx, sy]: [Scan; 2]) -> f64 {
+    let n = x.len() as f64;
+    let (mx, my) = (tx / n, ty / n);
+    let (ax, ay) = ((sx.max - mx).max(mx - sx.min), (sy.max - my).max(my - sy.min));
     let (ix, iy) = (1.0 / ax, 1.0 / ay);
-    let [sxx, syy, sxy] = pairwise_sums(n, |i| {
-        let (dx, dy) = ((x[i] - mx) * ix, (y[i] - my) * iy);
+    let [sxx, syy, sxy] = pairwise_sums([x, y], |[a, b]| {
+        let (dx, dy) = ((a - mx) * ix, (b - my) * iy);
         [dx * dx, dy * dy, dx * dy]
     });
     (sxy / (sxx.sqrt() * syy.sqrt())).clamp(-1.0, 1.0)
 }
 
-/// Terms from which [`pairwise_sums`] splits its work over two threads.
-const PARALLEL_TERMS: usize = 1 << 15;
+/// Smallest and largest value of a series, from one pass the compiler can vectorise (eight
+/// lanes, no branch, no early exit). NaN is skipped: a NaN is seen in the series' sum instead.
+#[derive(Debug, Clone, Copy)]
+struct Scan {
+    min: f64,
+    max: f64,
+}
+
+impl Scan {
+    fn of(v: &[f64]) -> Self {
+        let (mut lo, mut hi) = ([f64::INFINITY; 8], [f64::NEG_INFINITY; 8]);
+        let mut lane = |j: usize, a: f64| {
+            lo[j] = if a < lo[j] { a } else { lo[j] };
+            hi[j] = if a > hi[j] { a } else { hi[j] };
+        };
+        let chunks = v.chunks_exact(8);
+        let rest = chunks.remainder();
+        for c in chunks {
+            for (j, &a) in c.iter().enumerate() {
+                lane(j, a);
+            }
+        }
+        for (j, &a) in rest.iter().enumerate() {
+            lane(j, a);
+        }
+        Self { min: lo.into_iter().fold(f64::INFINITY, f64::min), max: hi.into_iter().fold(f64::NEG_INFINITY, f64::max) }
+    }
+
+    /// The scan of two parts together.
+    fn merge(self, other: Self) -> Self {
+        Self { min: self.min.min(other.min), max: self.max.max(other.max) }
+    }
+
+    /// Whether the scanned series, whose sum is `sum`, is all finite: its extremes are, and its
+    /// sum is (a NaN makes it NaN) or else the series holds no NaN (the sum overflowed).
+    fn finite(self, sum: f64, v: &[f64]) -> bool {
+        self.min.is_finite() && self.max.is_finite() && (sum.is_finite() || !v.iter().any(|a| a.is_nan()))
+    }
+}
+
+/// Whether every value is finite, in one vectorisable pass: v * 0 is 0 for finite v and NaN
+/// for ±inf and NaN, so the sum of them says whether all are.
+fn all_finite(v: &[f64]) -> bool {
+    let mut zero = [0.0_f64; 4];
+    let chunks = v.chunks_exact(4);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (z, a) in zero.iter_mut().zip(c) {
+            *z += a * 0.0;
+        }
+    }
+    for (z, a) in zero.iter_mut().zip(rest) {
+        *z += a * 0.0;
+    }
+    zero.iter().sum::<f64>() == 0.0
+}
+
+/// Whether `v` holds a NaN: only input with a non-finite value is searched element by element.
+fn any_nan(v: &[f64]) -> bool {
+    !all_finite(v) && v.iter().any(|a| a.is_nan())
+}
+
+/// Terms from which [`pairwise_sums`] splits its work over two threads: below it, handing a half
+/// to another thread costs more than summing it (a pass over 100,000 terms takes tens of µs).
+const PARALLEL_TERMS: usize = 1 << 20;
+
+/// Observations from which the two rankings of Spearman and Kendall run on two threads.
+const PARALLEL_RANKS: usize = 1 << 15;
 
 /// numpy's pairwise summation (`pairwise_sum` in `numpy/_core/src/umath/loops_utils.h.src`),
 /// so means agree with `np.mean` to the last bit.
 pub(crate) fn pairwise_sum(a: &[f64]) -> f64 {
-    pairwise_sum_by(a.len(), |i| a[i])
+    pairwise_sums([a], |[v]| [v])[0]
 }
 
-/// [`pairwise_sum`] of `f(0), …, f(n − 1)` without materialising them.
-pub(crate) fn pairwise_sum_by(n: usize, f: impl Fn(usize) -> f64 + Copy + Send + Sync) -> f64 {
-    pairwise_sums(n, |i| [f(i)])[0]
-}
-
-/// numpy's pairwise summation of several series at once, without materialising them: below 8
-/// terms a plain running sum, up to 128 eight interleaved accumulators, above that two halves.
+/// numpy's pairwise summation of `K` series of terms at once, each term computed from the
+/// elements at one position of `S` equally long input series, without materialising them:
+/// below 8 terms a plain running sum, up to 128 eight interleaved accumulators, above that two
+/// halves. The eight accumulators of each series sit side by side, so the compiler vectorises
+/// the term and the additions across them.
 ///
 /// Above [`PARALLEL_TERMS`] the two halves of a split are summed on two threads: the splits are
 /// numpy's whatever the thread count, so the result is bit-identical.
-fn pairwise_sums<const K: usize>(n: usize, f: impl Fn(usize) -> [f64; K] + Copy + Send + Sync) -> [f64; K] {
+fn pairwise_sums<const S: usize, const K: usize>(series: [&[f64]; S], term: impl Fn([f64; S]) -> [f64; K] + Copy + Send + Sync) -> [f64; K] {
+    pairwise::<S, K, false>(series, term).0
+}
+
+/// [`pairwise_sums`] that also scans each input series for its extremes in the same pass:
+/// each block of at most 128 elements is scanned while it is in the cache.
+fn pairwise_sums_scanned<const S: usize, const K: usize>(series: [&[f64]; S], term: impl Fn([f64; S]) -> [f64; K] + Copy + Send + Sync) -> ([f64; K], [Scan; S]) {
+    pairwise::<S, K, true>(series, term)
+}
+
+fn pairwise<const S: usize, const K: usize, const SCAN: bool>(series: [&[f64]; S], term: impl Fn([f64; S]) -> [f64; K] + Copy + Send + Sync) -> ([f64; K], [Scan; S]) {
     fn add<const K: usize>(mut a: [f64; K], b: [f64; K]) -> [f64; K] {
         for (o, v) in a.iter_mut().zip(b) {
             *o += v;
         }
         a
     }
-    fn go<const K: usize>(start: usize, n: usize, f: impl Fn(usize) -> [f64; K] + Copy + Send + Sync) -> [f64; K] {
-        if n < 8 {
-            (start..start + n).fold([0.0; K], |s, i| add(s, f(i)))
-        } else if n <= 128 {
-            let mut r: [[f64; K]; 8] = std::array::from_fn(|j| f(start + j));
-            let mut i = 8;
-            while i < n - n % 8 {
-                for (j, slot) in r.iter_mut().enumerate() {
-                    *slot = add(*slot, f(start + i + j));
-                }
-                i += 8;
-            }
-            let mut res = add(add(add(r[0], r[1]), add(r[2], r[3])), add(add(r[4], r[5]), add(r[6], r[7])));
-            for k in i..n {
-                res = add(res, f(start + k));
-            }
-            res
-        } else {
-            let mut n2 = n / 2;
-            n2 -= n2 % 8;
-            if n >= PARALLEL_TERMS {
-                let (a, b) = dialeval_common::par_join(|| go(start, n2, f), || go(start + n2, n - n2, f));
-                add(a, b)
-            } else {
-                add(go(start, n2, f), go(start + n2, n - n2, f))
+    /// The terms at positions `at..at + 8`, one row of eight per output series.
+    #[inline(always)]
+    fn eight<const S: usize, const K: usize>(series: &[&[f64]; S], at: usize, term: impl Fn([f64; S]) -> [f64; K]) -> [[f64; 8]; K] {
+        let blocks: [&[f64]; S] = std::array::from_fn(|s| &series[s][at..at + 8]);
+        let mut out = [[0.0; 8]; K];
+        for j in 0..8 {
+            let t = term(std::array::from_fn(|s| blocks[s][j]));
+            for (row, v) in out.iter_mut().zip(t) {
+                row[j] = v;
             }
         }
+        out
     }
-    go(0, n, f)
+    let n = series.first().map_or(0, |s| s.len());
+    let at = |i: usize| term(std::array::from_fn(|s| series[s][i]));
+    let scans = || if SCAN { series.map(Scan::of) } else { [Scan { min: 0.0, max: 0.0 }; S] };
+    if n < 8 {
+        ((0..n).fold([0.0; K], |acc, i| add(acc, at(i))), scans())
+    } else if n <= 128 {
+        let mut r = eight(&series, 0, term);
+        let mut i = 8;
+        while i < n - n % 8 {
+            let t = eight(&series, i, term);
+            for (row, add) in r.iter_mut().zip(&t) {
+                for (o, v) in row.iter_mut().zip(add) {
+                    *o += v;
+                }
+            }
+            i += 8;
+        }
+        let mut res = r.map(|r| ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])));
+        for k in i..n {
+            res = add(res, at(k));
+        }
+        (res, scans())
+    } else {
+        let mut n2 = n / 2;
+        n2 -= n2 % 8;
+        let lo = series.map(|s| &s[..n2]);
+        let hi = series.map(|s| &s[n2..]);
+        let ((a, sa), (b, sb)) = if n >= PARALLEL_TERMS {
+            dialeval_common::par_join(|| pairwise::<S, K, SCAN>(lo, term), || pairwise::<S, K, SCAN>(hi, term))
+        } else {
+            (pairwise::<S, K, SCAN>(lo, term), pairwise::<S, K, SCAN>(hi, term))
+        };
+        let mut scan = sa;
+        for (s, t) in scan.iter_mut().zip(sb) {
+            *s = s.merge(t);
+        }
+        (add(a, b), scan)
+    }
 }
 
 /// Indices of `v` in ascending total order (NaN last), stable for equal values.
@@ -293,30 +413,36 @@ fn sorted_order(v: &[f64]) -> Vec<u32> {
     items.into_iter().map(|(_, i)| i).collect()
 }
 
-/// Stable LSD radix sort of `(key, payload)` pairs by key, 16 bits per pass; passes whose digit
-/// is the same for every key are skipped.
+/// Bits per digit of [`radix_sort`]: 2,048 buckets keep the scatter's write streams in the cache.
+const RADIX_BITS: u32 = 11;
+
+/// Stable LSD radix sort of `(key, payload)` pairs by key, [`RADIX_BITS`] bits per pass. One
+/// read pass counts every digit; passes whose digit is the same for every key are skipped.
 fn radix_sort(items: &mut Vec<(u64, u32)>) {
-    let mut buffer = vec![(0_u64, 0_u32); items.len()];
-    let mut counts = vec![0_usize; 1 << 16];
-    for pass in 0..4 {
-        let shift = pass * 16;
-        counts.fill(0);
-        for &(k, _) in items.iter() {
-            counts[((k >> shift) & 0xFFFF) as usize] += 1;
+    const BUCKETS: usize = 1 << RADIX_BITS;
+    const DIGITS: usize = 64_usize.div_ceil(RADIX_BITS as usize);
+    let digit = |k: u64, d: usize| ((k >> (d as u32 * RADIX_BITS)) as usize) & (BUCKETS - 1);
+    let mut counts = vec![[0_u32; BUCKETS]; DIGITS];
+    for &(k, _) in items.iter() {
+        for (d, c) in counts.iter_mut().enumerate() {
+            c[digit(k, d)] += 1;
         }
-        if counts.contains(&items.len()) {
+    }
+    let mut buffer = vec![(0_u64, 0_u32); items.len()];
+    for (d, c) in counts.iter_mut().enumerate() {
+        if c.iter().any(|&m| m as usize == items.len()) {
             continue;
         }
         let mut sum = 0;
-        for c in counts.iter_mut() {
-            let here = *c;
-            *c = sum;
+        for slot in c.iter_mut() {
+            let here = *slot;
+            *slot = sum;
             sum += here;
         }
         for &item in items.iter() {
-            let d = ((item.0 >> shift) & 0xFFFF) as usize;
-            buffer[counts[d]] = item;
-            counts[d] += 1;
+            let b = digit(item.0, d);
+            buffer[c[b] as usize] = item;
+            c[b] += 1;
         }
         std::mem::swap(items, &mut buffer);
     }
@@ -356,7 +482,7 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Correlation {
     if is_constant(x) || is_constant(y) {
         return Correlation::nan(n, Undefined::ConstantInput);
     }
-    let (rx, ry) = if n >= PARALLEL_TERMS { dialeval_common::par_join(|| rank_average(x), || rank_average(y)) } else { (rank_average(x), rank_average(y)) };
+    let (rx, ry) = if n >= PARALLEL_RANKS { dialeval_common::par_join(|| rank_average(x), || rank_average(y)) } else { (rank_average(x), rank_average(y)) };
     let rs = corrcoef(&rx, &ry);
     let dof = n as f64 - 2.0;
     let t = rs * (dof / ((rs + 1.0) * (1.0 - rs))).max(0.0).sqrt();
@@ -367,11 +493,11 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Correlation {
 
 /// numpy's `corrcoef` for two variables: covariance over the product of standard deviations.
 fn corrcoef(x: &[f64], y: &[f64]) -> f64 {
-    let len = x.len();
-    let n = len as f64;
-    let (mx, my) = (pairwise_sum(x) / n, pairwise_sum(y) / n);
-    let [cxy, cxx, cyy] = pairwise_sums(len, |i| {
-        let (dx, dy) = (x[i] - mx, y[i] - my);
+    let n = x.len() as f64;
+    let [tx, ty] = pairwise_sums([x, y], |[a, b]| [a, b]);
+    let (mx, my) = (tx / n, ty / n);
+    let [cxy, cxx, cyy] = pairwise_sums([x, y], |[a, b]| {
+        let (dx, dy) = (a - mx, b - my);
         [dx * dy, dx * dx, dy * dy]
     });
     // numpy divides each by n − 1; the ratio is the same.
@@ -431,8 +557,9 @@ struct KendallCounts {
     y1: f64,
 }
 
-/// Dense ranks (1-based) of `v`: equal values share a rank, ranks have no gaps.
-fn dense_ranks(v: &[f64]) -> Vec<usize> {
+/// Dense ranks (1-based) of `v` (equal values share a rank, ranks have no gaps), the number of
+/// distinct values, and the positions of `v` in ascending order (stable for ties).
+fn dense_ranks(v: &[f64]) -> (Vec<u32>, u32, Vec<u32>) {
     let order = sorted_order(v);
     let mut ranks = vec![0; v.len()];
     let mut rank = 0;
@@ -442,15 +569,14 @@ fn dense_ranks(v: &[f64]) -> Vec<usize> {
         }
         ranks[i as usize] = rank;
     }
-    ranks
+    (ranks, rank, order)
 }
 
 /// `(pairs tied, Σ t(t−1)(t−2), Σ t(t−1)(2t+5))` over tie groups of sizes `t`.
-fn tie_stats(ranks: &[usize]) -> (u64, f64, f64) {
-    let max = ranks.iter().copied().max().unwrap_or(0);
-    let mut count = vec![0_u64; max + 1];
+fn tie_stats(ranks: &[u32], distinct: u32) -> (u64, f64, f64) {
+    let mut count = vec![0_u64; distinct as usize + 1];
     for &r in ranks {
-        count[r] += 1;
+        count[r as usize] += 1;
     }
     let mut out = (0, 0.0, 0.0);
     for &t in count.iter().filter(|&&t| t > 1) {
@@ -465,17 +591,25 @@ fn tie_stats(ranks: &[usize]) -> (u64, f64, f64) {
 impl KendallCounts {
     fn new(x: &[f64], y: &[f64]) -> Self {
         let n = x.len();
-        let (rx, ry) = if n >= PARALLEL_TERMS { dialeval_common::par_join(|| dense_ranks(x), || dense_ranks(y)) } else { (dense_ranks(x), dense_ranks(y)) };
-        let mut pairs: Vec<(u64, u32)> = (0..n).map(|i| (((rx[i] as u64) << 32) | ry[i] as u64, i as u32)).collect();
-        if n < 1024 {
-            pairs.sort_unstable();
-        } else {
-            radix_sort(&mut pairs);
+        let ((rx, x_distinct, _), (ry, y_distinct, by_y)) = if n >= PARALLEL_RANKS { dialeval_common::par_join(|| dense_ranks(x), || dense_ranks(y)) } else { (dense_ranks(x), dense_ranks(y)) };
+        // Positions by (x rank, y rank): a stable counting sort by x rank of the order by y.
+        let mut start = vec![0_u32; x_distinct as usize + 2];
+        for &r in &rx {
+            start[r as usize + 1] += 1;
         }
-        let xs: Vec<usize> = pairs.iter().map(|&(k, _)| (k >> 32) as usize).collect();
-        let ys: Vec<usize> = pairs.iter().map(|&(k, _)| (k & 0xFFFF_FFFF) as usize).collect();
+        for r in 1..start.len() {
+            start[r] += start[r - 1];
+        }
+        let mut order = vec![0_u32; n];
+        for &i in &by_y {
+            let slot = &mut start[rx[i as usize] as usize];
+            order[*slot as usize] = i;
+            *slot += 1;
+        }
+        let xs: Vec<u32> = order.iter().map(|&i| rx[i as usize]).collect();
+        let ys: Vec<usize> = order.iter().map(|&i| ry[i as usize] as usize).collect();
         // Discordant pairs, scipy's `_kendall_dis` (Fenwick tree over y ranks).
-        let sup = ys.iter().copied().max().unwrap_or(0) + 1;
+        let sup = y_distinct as usize + 1;
         let mut tree = vec![0_u64; sup];
         let (mut dis, mut i, mut k) = (0_u64, 0, 0);
         while i < n {
@@ -507,8 +641,8 @@ impl KendallCounts {
                 run = 1;
             }
         }
-        let (xtie, x0, x1) = tie_stats(&rx);
-        let (ytie, y0, y1) = tie_stats(&ry);
+        let (xtie, x0, x1) = tie_stats(&rx, x_distinct);
+        let (ytie, y0, y1) = tie_stats(&ry, y_distinct);
         let tot = (n as u64 * (n as u64).saturating_sub(1)) / 2;
         Self { tot, dis, ntie, xtie, ytie, x0, x1, y0, y1 }
     }
@@ -618,6 +752,33 @@ mod tests {
         assert_eq!(c.dis as i64, dis);
         let con_minus_dis = c.tot as f64 - c.xtie as f64 - c.ytie as f64 + c.ntie as f64 - 2.0 * c.dis as f64;
         assert_eq!(con_minus_dis as i64, con - dis);
+    }
+
+    #[test]
+    fn pearson_sees_every_non_finite_value() {
+        let opts = |nan_policy| CorrelationOptions { nan_policy, ..CorrelationOptions::default() };
+        let base: Vec<f64> = (0..300).map(|i| f64::from(i % 17)).collect();
+        let y: Vec<f64> = (0..300).map(|i| f64::from(i % 5)).collect();
+        for at in [0, 7, 150, 299] {
+            for (bad, why) in [(f64::INFINITY, Undefined::NonFiniteInput), (f64::NEG_INFINITY, Undefined::NonFiniteInput), (f64::NAN, Undefined::NanInput)] {
+                let mut x = base.clone();
+                x[at] = bad;
+                let r = correlate_with(CorrelationKind::Pearson, &x, &y, &opts(NanPolicy::Propagate)).unwrap();
+                assert_eq!(r.undefined, Some(why), "{bad} at {at}");
+                let swapped = correlate_with(CorrelationKind::Pearson, &y, &x, &opts(NanPolicy::Propagate)).unwrap();
+                assert_eq!(swapped.undefined, Some(why), "{bad} at {at}, second series");
+            }
+            let mut x = base.clone();
+            x[at] = f64::NAN;
+            let omitted = correlate_with(CorrelationKind::Pearson, &x, &y, &opts(NanPolicy::Omit)).unwrap();
+            let mut keep: Vec<usize> = (0..300).collect();
+            keep.remove(at);
+            let by_hand = pearson(&keep.iter().map(|&i| base[i]).collect::<Vec<_>>(), &keep.iter().map(|&i| y[i]).collect::<Vec<_>>()).unwrap();
+            assert_eq!(omitted.statistic.to_bits(), by_hand.statistic.to_bits());
+        }
+        // Constant before non-finite, as scipy checks them.
+        assert_eq!(pearson(&[f64::INFINITY; 3], &[1.0, 2.0, 3.0]).unwrap().undefined, Some(Undefined::ConstantInput));
+        assert_eq!(pearson(&[2.0; 300], &y).unwrap().undefined, Some(Undefined::ConstantInput));
     }
 
     #[test]
