@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::text::ngram::{NgramCounts, TokenIds};
-use crate::text::tokenize::{py_rstrip, py_split, tokenize_13a};
+use crate::text::tokenize::{py_rstrip, py_split, tokenize_13a, tokenize_13a_spaced};
 
 /// Smoothing of zero n-gram precisions.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -144,6 +144,11 @@ impl Bleu {
 
     /// The text after lowercasing and the tokenizer: tokens separated by whitespace.
     fn tokenized(&self, text: &str) -> String {
+        self.spaced(text, tokenize_13a)
+    }
+
+    /// A text whose [`py_split`] yields the tokens (the 13a tokens not yet joined).
+    fn spaced(&self, text: &str, tokenize: fn(&str) -> String) -> String {
         let text = py_rstrip(text);
         let lowered;
         let text = if self.config.lowercase {
@@ -152,7 +157,7 @@ impl Bleu {
         } else {
             text
         };
-        if self.config.tokenize { tokenize_13a(text) } else { text.to_owned() }
+        if self.config.tokenize { tokenize(text) } else { text.to_owned() }
     }
 
     /// Statistics of one hypothesis against its references.
@@ -163,9 +168,10 @@ impl Bleu {
         if references.is_empty() {
             return Err(Error::Empty("BLEU needs at least one reference"));
         }
-        let hyp_text = self.tokenized(hypothesis);
-        let ref_texts: Vec<String> = references.iter().map(|r| self.tokenized(r)).collect();
-        let mut ids = TokenIds::default();
+        let hyp_text = self.spaced(hypothesis, tokenize_13a_spaced);
+        let ref_texts: Vec<String> = references.iter().map(|r| self.spaced(r, tokenize_13a_spaced)).collect();
+        // An upper bound on the distinct tokens: a word and its separator take at least two bytes.
+        let mut ids = TokenIds::with_capacity((hyp_text.len() + ref_texts.iter().map(String::len).sum::<usize>()).div_ceil(2));
         let hyp = ids.map(py_split(&hyp_text));
         let refs: Vec<Vec<u32>> = ref_texts.iter().map(|r| ids.map(py_split(r))).collect();
         let max = self.config.max_order;

@@ -20,6 +20,11 @@ pub struct TokenIds<'a> {
 }
 
 impl<'a> TokenIds<'a> {
+    /// An empty map with room for `capacity` distinct tokens.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self { ids: FxHashMap::with_capacity_and_hasher(capacity, Default::default()) }
+    }
+
     /// Distinct tokens seen so far.
     pub fn len(&self) -> usize {
         self.ids.len()

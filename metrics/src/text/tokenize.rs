@@ -51,6 +51,20 @@ pub fn py_rstrip(s: &str) -> &str {
 /// assert_eq!(tokenize_13a("i'm so shy. it costs $1,000-2,000!"), "i'm so shy . it costs $ 1,000 - 2,000 !");
 /// ```
 pub fn tokenize_13a(line: &str) -> String {
+    let s = tokenize_13a_spaced(line);
+    let mut out = String::with_capacity(s.len());
+    for token in py_split(&s) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(token);
+    }
+    out
+}
+
+/// [`tokenize_13a`] before its tokens are joined: a text whose [`py_split`] yields exactly the
+/// tokens, for callers that split them anyway.
+pub(crate) fn tokenize_13a_spaced(line: &str) -> String {
     let mut line = if line.contains("<skipped>") || line.contains('\n') { line.replace("<skipped>", "").replace("-\n", "").replace('\n', " ") } else { line.to_owned() };
     if line.contains('&') {
         line = line.replace("&quot;", "\"").replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
@@ -83,15 +97,7 @@ pub fn tokenize_13a(line: &str) -> String {
         a = sub_pairs(&a, |x, y| x.is_ascii_digit() && y == b'-', |x, y, out| out.extend([x, b' ', y, b' ']));
     }
     // Spaces were only inserted next to ASCII bytes: still UTF-8.
-    let s = String::from_utf8(a).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    let mut out = String::with_capacity(s.len());
-    for token in py_split(&s) {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(token);
-    }
-    out
+    String::from_utf8(a).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// `re.sub` of a two-character pattern: leftmost, non-overlapping matches.
