@@ -15,7 +15,6 @@ use std::path::PathBuf;
 use criterion::{Criterion, criterion_group, criterion_main};
 use dialeval_amr_graph::AmrGraph;
 use dialeval_amr_graph::paths::{GraphInput, PathConfig};
-use dialeval_amr_graph::penman::decode_all;
 use dialeval_amr_graph::simplify::{LinearizeOptions, Pipeline, linearize};
 use dialeval_amr_graph::smatch::{Smatch, SmatchConfig, SmatchTriples};
 
@@ -40,7 +39,7 @@ fn corpus() -> String {
 }
 
 fn graphs(text: &str) -> Vec<AmrGraph> {
-    decode_all(text).into_iter().flatten().map(AmrGraph::from_tree).collect()
+    AmrGraph::decode_all(text).into_iter().flatten().collect()
 }
 
 fn bench_penman(c: &mut Criterion) {

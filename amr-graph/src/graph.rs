@@ -219,6 +219,19 @@ impl AmrGraph {
         Ok(Self::from_tree(penman::decode(text)?))
     }
 
+    /// Every graph of a multi-graph PENMAN text, or the error of each malformed block, in order
+    /// ([`penman::decode_all`], each tree interpreted on the core that read it).
+    ///
+    /// # Examples
+    /// ```
+    /// let graphs = dialeval_amr_graph::AmrGraph::decode_all("(a / alpha)\n\n(b / beta :ARG0 )\n\n(c / (oops))\n");
+    /// assert_eq!(graphs.len(), 3);
+    /// assert!(graphs[2].is_err());
+    /// ```
+    pub fn decode_all(text: &str) -> Vec<Result<Self>> {
+        penman::read::decode_all_with(text, |tree| Ok(Self::from_tree(tree)))
+    }
+
     /// The top variable.
     pub fn top(&self) -> &str {
         &self.layout.node.var

@@ -4,7 +4,7 @@
 //! checked on all 1,562 Little Prince graphs by `tests/penman_parity.rs`.
 
 mod lex;
-mod read;
+pub(crate) mod read;
 mod tree;
 mod write;
 

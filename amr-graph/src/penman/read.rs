@@ -36,59 +36,69 @@ use crate::error::{Error, ParseError, ParseErrorKind, Result};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
-/// With the `parallel` feature a large text is cut into segments at block ends that follow a
-/// complete graph (where no metadata is pending) and the segments are read on all cores; the
+/// With the `parallel` feature a large text is cut into segments at block starts (a line that
+/// begins with `#` or `(` after a blank line, where a reader always ends the block before) and
+/// the segments are read on all cores. A cut is kept only if the reader of the segment before
+/// it ends with no metadata waiting for a graph; otherwise the text is read in one piece. So the
 /// items, their order and their error positions are those of one sequential reader.
 pub fn decode_all(text: &str) -> Vec<Result<Tree>> {
-    if dialeval_common::threads() < 2 {
-        return PenmanReader::from_text(text).collect();
-    }
-    let segments = segments(text, SEGMENT_BYTES);
-    if segments.len() < 2 {
-        return PenmanReader::from_text(text).collect();
-    }
-    dialeval_common::par_map(&segments, |&(line, segment)| PenmanReader::from_text(segment).starting_at_line(line).collect::<Vec<_>>()).into_iter().flatten().collect()
+    decode_all_with(text, Ok)
 }
 
-/// The size above which [`decode_all`] starts a new segment.
+/// [`decode_all`] with `f` applied to each tree on the core that read it.
+pub(crate) fn decode_all_with<T: Send>(text: &str, f: impl Fn(Tree) -> Result<T> + Sync + Send) -> Vec<Result<T>> {
+    let parts = if dialeval_common::threads() < 2 || !cfg!(feature = "parallel") { 1 } else { text.len() / SEGMENT_BYTES };
+    decode_cut(text, &block_starts(text, parts), f)
+}
+
+/// The bytes per segment [`decode_all`] aims at.
 const SEGMENT_BYTES: usize = 64 * 1024;
 
-/// `text` cut into pieces of at least `size` bytes, each with the number of lines before it.
-/// A cut follows a blank line that ends a block for [`PenmanReader`] (parentheses balanced, as
-/// its `fill_chunk` counts them) whose last non-blank line was not a comment, so no metadata
-/// is carried over the cut.
-fn segments(text: &str, size: usize) -> Vec<(usize, &str)> {
-    if !cfg!(feature = "parallel") || text.len() < 2 * size {
-        return vec![(0, text)];
+/// [`decode_all_with`] over the segments of `text` between `cuts` (increasing block starts).
+fn decode_cut<T: Send>(text: &str, cuts: &[usize], f: impl Fn(Tree) -> Result<T> + Sync + Send) -> Vec<Result<T>> {
+    let read_all = |reader: PenmanReader<TextLines<'_>>| reader.map(|r| r.and_then(&f)).collect::<Vec<_>>();
+    if cuts.is_empty() {
+        return read_all(PenmanReader::from_text(text));
     }
-    let mut out = Vec::new();
-    let (mut start, mut start_line, mut line_no) = (0, 0, 0);
-    let (mut depth, mut in_block, mut last_is_comment) = (0_i64, false, false);
-    let mut at = 0;
-    while at < text.len() {
-        let end = memchr::memchr(b'\n', &text.as_bytes()[at..]).map_or(text.len(), |i| at + i + 1);
-        let line = &text.as_bytes()[at..end];
-        line_no += 1;
-        if line.iter().all(|&b| is_space(b)) {
-            if in_block && depth <= 0 {
-                in_block = false;
-                depth = 0;
-                if !last_is_comment && end - start >= size {
-                    out.push((start_line, &text[start..end]));
-                    (start, start_line) = (end, line_no);
-                }
+    let mut segments = Vec::with_capacity(cuts.len() + 1);
+    let (mut start, mut lines) = (0, 0);
+    for &cut in cuts.iter().chain([&text.len()]) {
+        segments.push((lines, &text[start..cut]));
+        lines += text.as_bytes()[start..cut].iter().filter(|&&b| b == b'\n').count();
+        start = cut;
+    }
+    let read = dialeval_common::par_map(&segments, |&(line, segment)| {
+        let mut reader = PenmanReader::from_text(segment).starting_at_line(line);
+        let items: Vec<Result<T>> = reader.by_ref().map(|r| r.and_then(&f)).collect();
+        (items, reader.pending.metadata.is_empty())
+    });
+    if read[..read.len() - 1].iter().any(|(_, clean)| !clean) {
+        // Metadata waits at a cut: a sequential reader carries it into the next segment's graph.
+        return read_all(PenmanReader::from_text(text));
+    }
+    read.into_iter().flat_map(|(items, _)| items).collect()
+}
+
+/// Up to `parts − 1` cuts spreading `text` evenly: each the start of a line that begins with
+/// `#` or `(` right after a blank line. [`PenmanReader`] ends a block at such a blank line
+/// whatever the parentheses before it, and a reader starting there reads what it would next.
+fn block_starts(text: &str, parts: usize) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    let mut cuts: Vec<usize> = Vec::new();
+    for i in 1..parts {
+        let mut at = (text.len() / parts * i).max(cuts.last().map_or(0, |&c| c + 1));
+        // Lines from the first full line at or after `at`.
+        while let Some(nl) = memchr::memchr(b'\n', bytes.get(at..).unwrap_or_default()) {
+            let line = at + nl + 1;
+            let Some(end) = memchr::memchr(b'\n', &bytes[line..]).map(|e| line + e + 1) else { break };
+            if bytes[line..end].iter().all(|&b| is_space(b)) && matches!(bytes.get(end), Some(b'#' | b'(')) {
+                cuts.push(end);
+                break;
             }
-        } else {
-            in_block = true;
-            depth += paren_balance(line);
-            last_is_comment = line.iter().find(|&&b| !is_space(b)) == Some(&b'#');
+            at = line;
         }
-        at = end;
     }
-    if start < text.len() {
-        out.push((start_line, &text[start..]));
-    }
-    out
+    cuts
 }
 
 /// Where a [`PenmanReader`] gets its lines: any [`BufRead`], or text already in memory
@@ -256,6 +266,11 @@ impl<R: LineSource> PenmanReader<R> {
 
 /// Net parentheses opened on one line, outside quoted strings and comments.
 fn paren_balance(line: &[u8]) -> i64 {
+    if memchr::memchr2(b'"', b'#', line).is_none() {
+        // No string, no comment (the common line): count both brackets in one vectorisable pass.
+        let (open, close) = line.iter().fold((0_i64, 0_i64), |(o, c), &b| (o + i64::from(b == b'('), c + i64::from(b == b')')));
+        return open - close;
+    }
     let indent = line.iter().take_while(|&&b| is_space(b)).count();
     if line.get(indent) == Some(&b'#') {
         return 0;
@@ -531,17 +546,29 @@ mod tests {
     }
 
     #[test]
-    fn segments_cut_only_where_a_sequential_reader_carries_nothing() {
-        // Comment-only blocks, a graph with a blank line inside, an unclosed graph, stray text,
-        // an extra ')' and metadata at the end: every cut must leave the items and positions of
-        // one reader over the whole text.
-        let text = "# header\n\n# ::id 1\n(a / b\n\n   :ARG0 (c / d))\n\n# ::id 2\n# ::snt x\n\n(e / f)\n\n(g / h\n\n# ::id 4\n(i / j))\n\nstray words\n\n(k / l :ARG1 (m / n))\n\n(o / p)\n\n# ::id dangling\n";
+    fn any_cut_at_block_starts_reads_as_one_reader() {
+        // Comment-only blocks, a graph with a blank line inside, an unclosed graph, stray text
+        // after metadata, an extra ')' and metadata at the end: reading in segments at any one or
+        // two block starts must give the items and positions of one reader over the whole text.
+        let text = "# header\n\n# ::id 1\n(a / b\n\n   :ARG0 (c / d))\n\n# ::id 2\n# ::snt x\n\n(e / f)\n\n(g / h\n\n# ::id 4\n(i / j))\n\nstray words\n\n(k / l :ARG1 (m / n))\n# ::id 7\nmore stray\n\n(o / p) # ::snt tail\n\n(q / r)\n\n# ::id dangling\n";
         let whole: Vec<String> = read(text).iter().map(|r| format!("{r:?}")).collect();
-        assert!(segments(text, 1).len() >= 5, "{:?}", segments(text, 1));
-        for size in 1..text.len() {
-            let cut: Vec<String> = segments(text, size).into_iter().flat_map(|(line, s)| PenmanReader::from_text(s).starting_at_line(line).collect::<Vec<_>>()).map(|r| format!("{r:?}")).collect();
-            assert_eq!(whole, cut, "segment size {size}");
+        let starts: Vec<usize> = (1..text.len()).filter(|&i| text[..i].ends_with("\n\n") && text[i..].starts_with(['#', '('])).collect();
+        assert!(starts.len() >= 8, "{starts:?}");
+        let mut pairs = 0;
+        for (k, &a) in starts.iter().enumerate() {
+            for cuts in std::iter::once(vec![a]).chain(starts[k + 1..].iter().map(|&b| vec![a, b])) {
+                let cut: Vec<String> = decode_cut(text, &cuts, Ok).iter().map(|r| format!("{r:?}")).collect();
+                assert_eq!(whole, cut, "cuts {cuts:?}");
+                pairs += 1;
+            }
         }
+        assert!(pairs > 30);
+        // The evenly spread cuts are block starts.
+        for parts in 2..40 {
+            let cuts = block_starts(text, parts);
+            assert!(cuts.iter().all(|c| starts.contains(c)) && cuts.windows(2).all(|w| w[0] < w[1]), "{parts}: {cuts:?}");
+        }
+        assert!(block_starts(text, 6).len() >= 3);
     }
 
     #[test]
