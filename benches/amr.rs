@@ -6,7 +6,8 @@
 //! - `penman/encode`: every graph → PENMAN (`penman.encode`);
 //! - `simplify+paths`: Konstas simplification, linearisation and relation-path matrix per graph;
 //! - `smatch/random200`: Smatch on the 200 random pairs of the golden file (parse + match, on
-//!   all cores as `Smatch::score_pairs` scores a corpus).
+//!   all cores as `Smatch::score_pairs` scores a corpus);
+//! - `smatch/diplomacy70`: the same on the 70 Diplomacy sentences both annotators' files hold.
 //!
 //! Reads `../shared` (or `$DIALEVAL_SHARED`); without it, benchmarks the bundled 40-graph sample
 //! and skips Smatch.
@@ -96,7 +97,47 @@ fn bench_smatch(c: &mut Criterion) {
             });
         });
     }
+    // Two annotators' graphs of the same Diplomacy sentences (by `::id`): large, similar graphs,
+    // where the search works hardest. Blocks are read as `scripts/bench_reference.py` reads them.
+    let dir = shared.join("data/amr-diplomacy");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+    let (a, b) = (blocks_by_id(&read("dip-all-amr-jweinman-20220926.txt")), blocks_by_id(&read("dip-all-amr-smosher.txt")));
+    let diplomacy: Vec<(String, String)> = a.iter().filter_map(|(id, g)| Some((g.clone(), b.get(id)?.clone()))).collect();
+    assert_eq!(diplomacy.len(), 70, "Diplomacy pairs by ::id");
+    for (name, restarts) in [("diplomacy70_r4", 4), ("diplomacy70_r20", 20)] {
+        let smatch = Smatch::new(SmatchConfig { restarts, seed: 0 }).unwrap_or_default();
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let parsed = dialeval_common::par_map(&diplomacy, |(a, g)| SmatchTriples::parse(a).ok().zip(SmatchTriples::parse(g).ok()));
+                let both: Vec<(&SmatchTriples, &SmatchTriples)> = parsed.iter().flatten().map(|(a, g)| (a, g)).collect();
+                smatch.score_pairs(&both).iter().map(|s| s.matched).sum::<usize>()
+            });
+        });
+    }
     group.finish();
+}
+
+/// The graphs of a PENMAN file by their first `::id`, each on one line: blocks are runs of
+/// non-blank lines; comment lines are dropped; `(a / amr-empty)` placeholders are left out.
+fn blocks_by_id(text: &str) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut block: Vec<&str> = Vec::new();
+    for line in text.lines().chain([""]) {
+        if !line.trim_matches([' ', '\t', '\r']).is_empty() {
+            block.push(line);
+            continue;
+        }
+        let id = block.iter().filter(|l| l.trim_start().starts_with('#')).find_map(|l| l.split_once("::id ").and_then(|(_, rest)| rest.split_whitespace().next()));
+        let graph = block.iter().filter(|l| !l.trim_start().starts_with('#')).map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+        if let Some(id) = id
+            && graph.starts_with('(')
+            && !graph.contains("amr-empty")
+        {
+            out.entry(id.to_owned()).or_insert(graph);
+        }
+        block.clear();
+    }
+    out
 }
 
 criterion_group!(benches, bench_penman, bench_simplify, bench_smatch);

@@ -8,9 +8,12 @@ Prints the median of several runs for each task, in milliseconds:
 - penman/decode: penman.load of the Little Prince v3.0 file (text -> graphs);
 - penman/encode: penman.encode of every graph;
 - smatch/random200_r4: smatch.get_amr_match on the 200 random golden pairs, with smatch's
-  default iteration_num = 5 (smart init + 4 random restarts), cache cleared per pair.
+  default iteration_num = 5 (smart init + 4 random restarts), cache cleared per pair;
+- smatch/diplomacy70_r4: the same on the 70 Diplomacy sentences both annotators' files hold
+  (graphs by their first ::id, read as benches/amr.rs reads them).
 """
 import json
+import re
 import statistics
 import sys
 import time
@@ -38,7 +41,27 @@ graphs = penman.loads(text)
 pairs = [json.loads(line) for line in pairs_file.read_text().splitlines()[:200]]
 
 
-def run_smatch():
+def blocks_by_id(path):
+    """Graphs by their first ::id, one line each: blocks are runs of non-blank lines, comment
+    lines dropped, (a / amr-empty) placeholders left out, the first block of an id kept."""
+    out = {}
+    for block in re.split(r"\n[ \t\r]*\n", path.read_text()):
+        lines = block.splitlines()
+        ids = [m.group(1) for line in lines if line.lstrip().startswith("#") for m in [re.search(r"::id (\S+)", line)] if m]
+        graph = " ".join(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
+        if ids and graph.startswith("(") and "amr-empty" not in graph:
+            out.setdefault(ids[0], graph)
+    return out
+
+
+diplomacy_dir = shared / "data/amr-diplomacy"
+annotator_a = blocks_by_id(diplomacy_dir / "dip-all-amr-jweinman-20220926.txt")
+annotator_b = blocks_by_id(diplomacy_dir / "dip-all-amr-smosher.txt")
+diplomacy = [{"amr1": annotator_a[i], "amr2": annotator_b[i]} for i in sorted(set(annotator_a) & set(annotator_b))]
+assert len(diplomacy) == 70, len(diplomacy)
+
+
+def run_smatch(pairs):
     for p in pairs:
         smatch.match_triple_dict.clear()
         smatch.get_amr_match(p["amr1"], p["amr2"])
@@ -47,7 +70,8 @@ def run_smatch():
 results = {
     "penman/decode": median_ms(lambda: penman.loads(text), 7),
     "penman/encode": median_ms(lambda: [penman.encode(g) for g in graphs], 7),
-    "smatch/random200_r4": median_ms(run_smatch, 7),
+    "smatch/random200_r4": median_ms(lambda: run_smatch(pairs), 7),
+    "smatch/diplomacy70_r4": median_ms(lambda: run_smatch(diplomacy), 5),
 }
 for name, ms in results.items():
     print(f"{name}\t{ms:.1f} ms")

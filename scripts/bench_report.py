@@ -27,10 +27,12 @@ BEGIN, END = "<!-- bench_report:begin -->", "<!-- bench_report:end -->"
 
 # (Python key, criterion id, task, input, goal ratio or None)
 ROWS = [
-    ("penman/decode", "penman/decode", "PENMAN decode (text → graphs)", "Little Prince v3.0, 1,562 graphs", 100),
+    ("penman/decode", "penman/decode", "PENMAN decode (text → graphs)", "Little Prince v3.0, 1,562 graphs, all cores", 100),
     ("penman/encode", "penman/encode", "PENMAN encode", "same", None),
-    ("smatch/random200_r4", "smatch/random200_r4", "Smatch, smatch's budget (smart init + 4 restarts)", "200 random pairs, parse + match", None),
-    ("smatch/random200_r4", "smatch/random200_r20", "Smatch, default search (20 restarts + local search) vs smatch -r 5", "same", 100),
+    ("smatch/random200_r4", "smatch/random200_r4", "Smatch, smatch's budget (smart init + 4 restarts)", "200 random pairs, parse + match, all cores", None),
+    ("smatch/random200_r4", "smatch/random200_r20", "Smatch, default search (proof attempt, 20 restarts + local search) vs smatch -r 5", "same, all cores", 100),
+    ("smatch/diplomacy70_r4", "smatch/diplomacy70_r4", "Smatch, smatch's budget", "70 Diplomacy annotator pairs, parse + match, all cores", None),
+    ("smatch/diplomacy70_r4", "smatch/diplomacy70_r20", "Smatch, default search vs smatch -r 5", "same", 100),
     ("text240/sentence_bleu", "text240/sentence_bleu", "sentence BLEU", "240 USR-PersonaChat pairs", 30),
     ("text240/rouge", "text240/rouge", "ROUGE-1/2/L", "same", None),
     ("text240/rouge_stem", "text240/rouge_stem", "ROUGE-1/2/L, stemmed", "same", None),
