@@ -118,17 +118,18 @@ pub enum NegativeSampling {
 }
 
 impl NegativeSampling {
-    /// Draws one donor text with `draw` (`None`: that draw failed and is not counted), matched
-    /// to `target_words` when length matching; `None` when no draw succeeded.
-    fn pick<'a>(self, rng: &mut SplitMix64, target_words: usize, mut draw: impl FnMut(&mut SplitMix64) -> Option<&'a str>) -> Option<&'a str> {
+    /// Draws one donor text with `draw`, which gives a text and its length in words (`None`:
+    /// that draw failed and is not counted), matched to `target_words` when length matching;
+    /// `None` when no draw succeeded.
+    fn pick<'a>(self, rng: &mut SplitMix64, target_words: usize, mut draw: impl FnMut(&mut SplitMix64) -> Option<(&'a str, usize)>) -> Option<&'a str> {
         let tries = match self {
             Self::Uniform => 1,
             Self::LengthMatched { candidates } => candidates.max(1),
         };
         let mut best: Option<(&str, usize)> = None;
         for _ in 0..tries {
-            if let Some(text) = draw(rng) {
-                let gap = word_count(text).abs_diff(target_words);
+            if let Some((text, words)) = draw(rng) {
+                let gap = words.abs_diff(target_words);
                 if best.is_none_or(|(_, g)| gap < g) {
                     best = Some((text, gap));
                 }
@@ -190,13 +191,40 @@ pub fn ddpp_pairs(contexts: &[DdppContext], file: &str, exclude: Option<&Exclude
     if config.sampled_negatives > 0 && kept.len() < 2 {
         return Err(Error::Config("sampling negatives needs at least two contexts".into()));
     }
+    // Sequential: the sampled donors, in the order the seeded generator draws them (word
+    // counts computed once, on all cores).
+    let words: Vec<Vec<usize>> = if config.sampled_negatives > 0 { dialeval_common::par_map(&kept, |c| c.positives.iter().map(|p| word_count(p)).collect()) } else { Vec::new() };
     let mut rng = SplitMix64(config.seed);
-    let mut pairs = Vec::new();
-    for (k, c) in kept.iter().enumerate() {
+    let sampled: Vec<Vec<(usize, &str)>> = (0..kept.len())
+        .map(|k| {
+            let c = kept[k];
+            (0..config.sampled_negatives)
+                .filter_map(|j| {
+                    let target = if c.positives.is_empty() { 0 } else { words[k][j % c.positives.len()] };
+                    let donor = config.sampling.pick(&mut rng, target, |rng| {
+                        let mut other = rng.below(kept.len() - 1);
+                        if other >= k {
+                            other += 1;
+                        }
+                        let donor = kept[other];
+                        (!donor.positives.is_empty()).then(|| {
+                            let i = rng.below(donor.positives.len());
+                            (donor.positives[i].as_str(), words[other][i])
+                        })
+                    });
+                    donor.map(|r| (j, r))
+                })
+                .collect()
+        })
+        .collect();
+    // In parallel: each context's pairs, kept in context order.
+    let work: Vec<(&DdppContext, &[(usize, &str)])> = kept.iter().copied().zip(sampled.iter().map(Vec::as_slice)).collect();
+    let per_context = dialeval_common::par_map(&work, |&(c, sampled)| {
         let context = match config.max_context_turns {
             Some(n) => c.context[c.context.len().saturating_sub(n)..].to_vec(),
             None => c.context.clone(),
         };
+        let mut pairs = Vec::new();
         let mut push = |response: &str, kind: PairKind, j: usize| {
             pairs.push(TrainingPair {
                 id: format!("{file}#{}/{kind:?}/{j}", c.id),
@@ -224,22 +252,12 @@ pub fn ddpp_pairs(contexts: &[DdppContext], file: &str, exclude: Option<&Exclude
                 push(&negatives[j], kind, j);
             }
         }
-        for j in 0..config.sampled_negatives {
-            let target = if c.positives.is_empty() { 0 } else { word_count(&c.positives[j % c.positives.len()]) };
-            let donor = config.sampling.pick(&mut rng, target, |rng| {
-                let mut other = rng.below(kept.len() - 1);
-                if other >= k {
-                    other += 1;
-                }
-                let donor = kept[other];
-                (!donor.positives.is_empty()).then(|| donor.positives[rng.below(donor.positives.len())].as_str())
-            });
-            if let Some(r) = donor {
-                push(r, config.sampling.kind(), j);
-            }
+        for &(j, r) in sampled {
+            push(r, config.sampling.kind(), j);
         }
-    }
-    Ok((pairs, excluded))
+        pairs
+    });
+    Ok((per_context.into_iter().flatten().collect(), excluded))
 }
 
 /// Which split an item belongs to.
@@ -375,15 +393,41 @@ pub fn diplomacy_pairs(blocks: &[AmrBlock], config: &DiplomacyPairConfig) -> Res
             msgs.into_iter().map(|(_, b)| b).collect()
         })
         .collect();
+    // Sequential: each response's negatives, in the order the seeded generator draws them.
     let mut rng = SplitMix64(config.seed);
+    let plan: Vec<Vec<(usize, Vec<&AmrBlock>)>> = convs
+        .iter()
+        .enumerate()
+        .map(|(ci, msgs)| {
+            (1..msgs.len())
+                .filter(|&k| !(config.drop_empty && (msgs[k - 1].is_empty_placeholder() || msgs[k].is_empty_placeholder())))
+                .map(|k| {
+                    let mut donors = Vec::with_capacity(config.negatives);
+                    let mut attempts = 0;
+                    while donors.len() < config.negatives && attempts < 100 * config.negatives.max(1) {
+                        attempts += 1;
+                        let mut other = rng.below(convs.len() - 1);
+                        if other >= ci {
+                            other += 1;
+                        }
+                        let donor = convs[other][rng.below(convs[other].len())];
+                        if !(config.drop_empty && donor.is_empty_placeholder()) {
+                            donors.push(donor);
+                        }
+                    }
+                    (k, donors)
+                })
+                .collect()
+        })
+        .collect();
+    // In parallel: each conversation's pairs, kept in conversation order.
     let text = |b: &AmrBlock| b.snt.clone().unwrap_or_default();
-    let mut pairs = Vec::new();
-    for (ci, msgs) in convs.iter().enumerate() {
-        for k in 1..msgs.len() {
-            let (last, response) = (msgs[k - 1], msgs[k]);
-            if config.drop_empty && (last.is_empty_placeholder() || response.is_empty_placeholder()) {
-                continue;
-            }
+    let order: Vec<usize> = (0..convs.len()).collect();
+    let per_conversation = dialeval_common::par_map(&order, |&c| {
+        let msgs = &convs[c];
+        let mut pairs = Vec::new();
+        for (k, donors) in &plan[c] {
+            let (k, response) = (*k, msgs[*k]);
             let ctx = &msgs[k.saturating_sub(config.history)..k];
             let make = |r: &AmrBlock, kind: PairKind, j: usize| TrainingPair {
                 id: format!("{}/{kind:?}/{j}", response.id.as_deref().unwrap_or("?")),
@@ -394,24 +438,13 @@ pub fn diplomacy_pairs(blocks: &[AmrBlock], config: &DiplomacyPairConfig) -> Res
                 response_amr: Some(r.penman.clone()),
             };
             pairs.push(make(response, PairKind::Positive, 0));
-            let mut made = 0;
-            let mut attempts = 0;
-            while made < config.negatives && attempts < 100 * config.negatives.max(1) {
-                attempts += 1;
-                let mut other = rng.below(convs.len() - 1);
-                if other >= ci {
-                    other += 1;
-                }
-                let donor = convs[other][rng.below(convs[other].len())];
-                if config.drop_empty && donor.is_empty_placeholder() {
-                    continue;
-                }
-                pairs.push(make(donor, PairKind::SampledNegative, made));
-                made += 1;
+            for (j, donor) in donors.iter().enumerate() {
+                pairs.push(make(donor, PairKind::SampledNegative, j));
             }
         }
-    }
-    Ok((pairs, skipped))
+        pairs
+    });
+    Ok((per_conversation.into_iter().flatten().collect(), skipped))
 }
 
 /// Settings of [`topical_pairs`].
@@ -457,10 +490,46 @@ pub fn topical_pairs(conversations: &[crate::topical::TopicalConversation], conf
     if convs.len() < 2 {
         return Err(Error::Config("negatives need at least two conversations with turns".into()));
     }
+    // Sequential: every turn's negatives, in the order the seeded generator draws them (word
+    // counts computed once, on all cores).
+    let words: Vec<Vec<usize>> = dialeval_common::par_map(&convs, |c| c.turns.iter().map(|t| word_count(&t.message)).collect());
     let mut rng = SplitMix64(config.seed);
-    let mut pairs = Vec::new();
-    for (ci, conv) in convs.iter().enumerate() {
-        for k in 1..conv.turns.len() {
+    // Per conversation, per turn after the first: (j, kind, donor text).
+    type Drawn<'a> = Vec<Vec<(usize, PairKind, &'a str)>>;
+    let negatives: Vec<Drawn<'_>> = convs
+        .iter()
+        .enumerate()
+        .map(|(ci, conv)| {
+            (1..conv.turns.len())
+                .map(|k| {
+                    let target = words[ci][k];
+                    let mut draw = |rng: &mut SplitMix64| {
+                        let mut other = rng.below(convs.len() - 1);
+                        if other >= ci {
+                            other += 1;
+                        }
+                        let turns = &convs[other].turns;
+                        let i = rng.below(turns.len());
+                        Some((turns[i].message.as_str(), words[other][i]))
+                    };
+                    let mut out = Vec::with_capacity(config.negatives);
+                    for j in 0..config.negatives {
+                        let sampling = if rng.unit() < config.length_matched_share { NegativeSampling::LengthMatched { candidates: config.candidates } } else { NegativeSampling::Uniform };
+                        if let Some(r) = sampling.pick(&mut rng, target, &mut draw) {
+                            out.push((j, sampling.kind(), r));
+                        }
+                    }
+                    out
+                })
+                .collect()
+        })
+        .collect();
+    // In parallel: each conversation's pairs, kept in conversation order.
+    let order: Vec<usize> = (0..convs.len()).collect();
+    let per_conversation = dialeval_common::par_map(&order, |&c| {
+        let conv = convs[c];
+        let mut pairs = Vec::new();
+        for (k, negatives) in (1..conv.turns.len()).zip(&negatives[c]) {
             let context: Vec<String> = conv.turns[k.saturating_sub(config.history)..k].iter().map(|t| t.message.clone()).collect();
             let make = |response: &str, kind: PairKind, j: usize| TrainingPair {
                 id: format!("topical#{}/{kind:?}/{k}-{j}", conv.id),
@@ -470,26 +539,14 @@ pub fn topical_pairs(conversations: &[crate::topical::TopicalConversation], conf
                 context_amr: vec![None; context.len()],
                 response_amr: None,
             };
-            let positive = conv.turns[k].message.as_str();
-            pairs.push(make(positive, PairKind::Positive, 0));
-            let target = word_count(positive);
-            let mut draw = |rng: &mut SplitMix64| {
-                let mut other = rng.below(convs.len() - 1);
-                if other >= ci {
-                    other += 1;
-                }
-                let turns = &convs[other].turns;
-                Some(turns[rng.below(turns.len())].message.as_str())
-            };
-            for j in 0..config.negatives {
-                let sampling = if rng.unit() < config.length_matched_share { NegativeSampling::LengthMatched { candidates: config.candidates } } else { NegativeSampling::Uniform };
-                if let Some(r) = sampling.pick(&mut rng, target, &mut draw) {
-                    pairs.push(make(r, sampling.kind(), j));
-                }
+            pairs.push(make(conv.turns[k].message.as_str(), PairKind::Positive, 0));
+            for &(j, kind, r) in negatives {
+                pairs.push(make(r, kind, j));
             }
         }
-    }
-    Ok(pairs)
+        pairs
+    });
+    Ok(per_conversation.into_iter().flatten().collect())
 }
 
 /// The group of a pair built here: its id up to the first `/` (`dev.json#12`,
