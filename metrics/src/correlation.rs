@@ -397,7 +397,9 @@ fn pairwise<const S: usize, const K: usize, const SCAN: bool>(series: [&[f64]; S
 /// Indices of `v` in ascending total order (NaN last), stable for equal values.
 ///
 /// # Complexity
-/// O(n) for large inputs: an LSD radix sort over the IEEE-754 bits.
+/// O(n) for large inputs with many distinct values (an LSD radix sort over the IEEE-754 bits);
+/// O(n log k) for inputs of few distinct values, such as ratings on a scale (a stable sort,
+/// which partitions equal keys together, where the radix sort would pass over every digit).
 fn sorted_order(v: &[f64]) -> Vec<u32> {
     // Map f64 bits to u64 so that unsigned order is total order.
     let key = |x: f64| {
@@ -407,10 +409,21 @@ fn sorted_order(v: &[f64]) -> Vec<u32> {
     let mut items: Vec<(u64, u32)> = v.iter().enumerate().map(|(i, &x)| (key(x), i as u32)).collect();
     if v.len() < 1024 {
         items.sort_unstable();
+    } else if few_distinct(&items) {
+        items.sort_by_key(|&(k, _)| k);
     } else {
         radix_sort(&mut items);
     }
     items.into_iter().map(|(_, i)| i).collect()
+}
+
+/// Whether the first 512 keys take at most 32 values: a scale of ratings rather than scores.
+/// Either answer gives the same order; it only picks the faster sort.
+fn few_distinct(items: &[(u64, u32)]) -> bool {
+    let mut sample: Vec<u64> = items.iter().take(512).map(|&(k, _)| k).collect();
+    sample.sort_unstable();
+    sample.dedup();
+    sample.len() <= 32
 }
 
 /// Bits per digit of [`radix_sort`]: 2,048 buckets keep the scatter's write streams in the cache.
@@ -591,21 +604,27 @@ fn tie_stats(ranks: &[u32], distinct: u32) -> (u64, f64, f64) {
 impl KendallCounts {
     fn new(x: &[f64], y: &[f64]) -> Self {
         let n = x.len();
-        let ((rx, x_distinct, _), (ry, y_distinct, by_y)) = if n >= PARALLEL_RANKS { dialeval_common::par_join(|| dense_ranks(x), || dense_ranks(y)) } else { (dense_ranks(x), dense_ranks(y)) };
-        // Positions by (x rank, y rank): a stable counting sort by x rank of the order by y.
-        let mut start = vec![0_u32; x_distinct as usize + 2];
-        for &r in &rx {
-            start[r as usize + 1] += 1;
-        }
-        for r in 1..start.len() {
-            start[r] += start[r - 1];
-        }
-        let mut order = vec![0_u32; n];
-        for &i in &by_y {
-            let slot = &mut start[rx[i as usize] as usize];
-            order[*slot as usize] = i;
-            *slot += 1;
-        }
+        let ((rx, x_distinct, by_x), (ry, y_distinct, by_y)) = if n >= PARALLEL_RANKS { dialeval_common::par_join(|| dense_ranks(x), || dense_ranks(y)) } else { (dense_ranks(x), dense_ranks(y)) };
+        // Positions by (x rank, y rank): without ties in x the order by x; else a stable
+        // counting sort by x rank of the order by y.
+        let order = if x_distinct as usize == n {
+            by_x
+        } else {
+            let mut start = vec![0_u32; x_distinct as usize + 2];
+            for &r in &rx {
+                start[r as usize + 1] += 1;
+            }
+            for r in 1..start.len() {
+                start[r] += start[r - 1];
+            }
+            let mut order = vec![0_u32; n];
+            for &i in &by_y {
+                let slot = &mut start[rx[i as usize] as usize];
+                order[*slot as usize] = i;
+                *slot += 1;
+            }
+            order
+        };
         let xs: Vec<u32> = order.iter().map(|&i| rx[i as usize]).collect();
         let ys: Vec<usize> = order.iter().map(|&i| ry[i as usize] as usize).collect();
         // Discordant pairs, scipy's `_kendall_dis` (Fenwick tree over y ranks).
@@ -712,21 +731,34 @@ mod tests {
     }
 
     #[test]
-    fn radix_path_ranks_match_a_comparison_sort() {
-        let v = lcg(5000, 3, 700.0);
-        let mut order: Vec<usize> = (0..v.len()).collect();
-        order.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
-        let fast = rank_average(&v);
-        for (k, &i) in order.iter().enumerate() {
-            let ties = v.iter().filter(|&&x| x == v[i]).count();
-            let below = v.iter().filter(|&&x| x < v[i]).count();
-            assert_eq!(fast[i], below as f64 + (ties as f64 + 1.0) / 2.0, "element {k}");
+    fn large_input_ranks_match_a_comparison_sort() {
+        // 700 levels take the radix sort, 7 the stable sort for few distinct values.
+        for levels in [700.0, 7.0] {
+            let v = lcg(5000, 3, levels);
+            assert_eq!(few_distinct(&v.iter().map(|&x| (x.to_bits(), 0)).collect::<Vec<_>>()), levels < 32.0);
+            let mut order: Vec<usize> = (0..v.len()).collect();
+            order.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+            let fast = rank_average(&v);
+            for (k, &i) in order.iter().enumerate() {
+                let ties = v.iter().filter(|&&x| x == v[i]).count();
+                let below = v.iter().filter(|&&x| x < v[i]).count();
+                assert_eq!(fast[i], below as f64 + (ties as f64 + 1.0) / 2.0, "{levels} levels, element {k}");
+            }
+            let stable: Vec<u32> = order.iter().map(|&i| i as u32).collect();
+            assert_eq!(sorted_order(&v), stable, "{levels} levels: ties keep their input order");
         }
     }
 
     #[test]
     fn kendall_counts_match_the_quadratic_definition() {
-        let (x, y) = (lcg(1500, 5, 40.0), lcg(1500, 9, 25.0));
+        // Ties on both sides (radix and stable-sort ranking), none in x (the x order is the
+        // pair order), none in y, none at all, and a three-point scale.
+        for (lx, ly) in [(40.0, 25.0), (1e12, 25.0), (25.0, 1e12), (1e12, 1e12), (3.0, 40.0)] {
+            kendall_counts_match_for(&lcg(1500, 5, lx), &lcg(1500, 9, ly));
+        }
+    }
+
+    fn kendall_counts_match_for(x: &[f64], y: &[f64]) {
         let (mut con, mut dis) = (0_i64, 0_i64);
         for i in 0..x.len() {
             for j in i + 1..x.len() {
@@ -748,7 +780,7 @@ mod tests {
                 }
             }
         }
-        let c = KendallCounts::new(&x, &y);
+        let c = KendallCounts::new(x, y);
         assert_eq!(c.dis as i64, dis);
         let con_minus_dis = c.tot as f64 - c.xtie as f64 - c.ytie as f64 + c.ntie as f64 - 2.0 * c.dis as f64;
         assert_eq!(con_minus_dis as i64, con - dis);
