@@ -303,9 +303,10 @@ fn any_nan(v: &[f64]) -> bool {
     !all_finite(v) && v.iter().any(|a| a.is_nan())
 }
 
-/// Terms from which [`pairwise_sums`] splits its work over two threads: below it, handing a half
-/// to another thread costs more than summing it (a pass over 100,000 terms takes tens of µs).
-const PARALLEL_TERMS: usize = 1 << 20;
+/// Terms from which [`pairwise_sums`] splits its work over two threads: a half of fewer terms
+/// is summed in less time than handing it to another thread takes (a pass over 50,000 terms
+/// takes a few tens of µs).
+const PARALLEL_TERMS: usize = 1 << 16;
 
 /// Observations from which the two rankings of Spearman and Kendall run on two threads.
 const PARALLEL_RANKS: usize = 1 << 15;

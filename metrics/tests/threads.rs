@@ -1,5 +1,5 @@
 //! The thread count never changes a correlation: at n = 1,100,000 (where the rankings and the
-//! pairwise sums split over threads) Pearson, Spearman and Kendall on 1 and on 4 threads agree to the
+//! pairwise sums split over threads, several levels deep) Pearson, Spearman and Kendall on 1 and on 4 threads agree to the
 //! bit, and so does a report with bootstrap intervals.
 #![allow(clippy::unwrap_used)] // tests fail loudly
 
