@@ -179,12 +179,26 @@ impl Bleu {
         let mut totals = vec![0; max];
         // Up to 4-grams of fewer than 2^16 distinct tokens fit a u64: sorted keys replace hashing.
         let packable = ids.len() < 1 << 16;
+        let (mut hyp_keys, mut ref_keys) = (Vec::with_capacity(hyp.len()), Vec::new());
         for n in 1..=max {
             if packable && n <= 4 {
-                let h = runs(&packed(&hyp, n));
-                let best = refs.iter().map(|r| runs(&packed(r, n))).reduce(|a, b| merge_max(&a, &b)).unwrap_or_default();
-                counts[n - 1] = clipped(&h, &best);
-                totals[n - 1] = h.iter().map(|&(_, c)| u64::from(c)).sum();
+                packed_into(&hyp, n, &mut hyp_keys);
+                totals[n - 1] = hyp_keys.len() as u64;
+                counts[n - 1] = if let [only] = refs.as_slice() {
+                    // One reference: the clipped count is the size of the multiset intersection.
+                    packed_into(only, n, &mut ref_keys);
+                    common(&hyp_keys, &ref_keys)
+                } else {
+                    let best = refs
+                        .iter()
+                        .map(|r| {
+                            packed_into(r, n, &mut ref_keys);
+                            runs(&ref_keys)
+                        })
+                        .reduce(|a, b| merge_max(&a, &b))
+                        .unwrap_or_default();
+                    clipped(&runs(&hyp_keys), &best)
+                };
                 continue;
             }
             let h = NgramCounts::new(&hyp, n);
@@ -287,11 +301,30 @@ fn closest_ref_len(hyp_len: u64, ref_lens: impl Iterator<Item = u64>) -> u64 {
     best.map_or(0, |(_, l)| l)
 }
 
-/// The `n`-grams of `tokens` (ids below 2^16, `n` ≤ 4) packed into u64 keys, sorted.
-fn packed(tokens: &[u32], n: usize) -> Vec<u64> {
-    let mut keys: Vec<u64> = tokens.windows(n).map(|w| w.iter().fold(0_u64, |k, &t| (k << 16) | u64::from(t))).collect();
+/// The `n`-grams of `tokens` (ids below 2^16, `n` ≤ 4) packed into u64 keys, sorted, in `keys`
+/// (cleared first, so one buffer serves every order).
+fn packed_into(tokens: &[u32], n: usize, keys: &mut Vec<u64>) {
+    keys.clear();
+    keys.extend(tokens.windows(n).map(|w| w.iter().fold(0_u64, |k, &t| (k << 16) | u64::from(t))));
     keys.sort_unstable();
-    keys
+}
+
+/// `Σ min(count_a(g), count_b(g))` over two sorted key lists: the size of their multiset
+/// intersection.
+fn common(a: &[u64], b: &[u64]) -> u64 {
+    let (mut i, mut j, mut sum) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                sum += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    sum
 }
 
 /// `(key, count)` runs of sorted keys.
@@ -361,9 +394,15 @@ mod tests {
             let mut seq = |max: usize| (0..rng.below(max)).map(|_| rng.below(6) as u32).collect::<Vec<u32>>();
             let hyp = seq(14);
             let refs: Vec<Vec<u32>> = (0..1 + (hyp.len() % 3)).map(|_| seq(14)).collect();
+            let packed = |tokens: &[u32], n| {
+                let mut keys = Vec::new();
+                packed_into(tokens, n, &mut keys);
+                keys
+            };
             for n in 1..=4 {
                 let h = runs(&packed(&hyp, n));
                 let best = refs.iter().map(|r| runs(&packed(r, n))).reduce(|a, b| merge_max(&a, &b)).unwrap_or_default();
+                assert_eq!(common(&packed(&hyp, n), &packed(&refs[0], n)), u64::from(hh_single(&hyp, &refs[0], n)), "{hyp:?} {refs:?} n={n}");
                 let hh = NgramCounts::new(&hyp, n);
                 let mut hb = NgramCounts::new(&refs[0], n);
                 for r in &refs[1..] {
@@ -373,6 +412,11 @@ mod tests {
                 assert_eq!(h.iter().map(|&(_, c)| u64::from(c)).sum::<u64>(), u64::from(hh.total()));
             }
         }
+    }
+
+    /// Clipped count against one reference by hashing.
+    fn hh_single(hyp: &[u32], reference: &[u32], n: usize) -> u32 {
+        NgramCounts::new(hyp, n).overlap(&NgramCounts::new(reference, n))
     }
 
     #[test]
