@@ -14,9 +14,9 @@
 //! (or finds the optimum), which settles most pairs before any restart; every other restart
 //! draws the test nodes in a random order; and iterated local search follows (a few nodes of
 //! the best mapping re-drawn, climbed again; `restarts` plus the larger graph's node count
-//! rounds). With the default 20 restarts and seeds 0–9 the search
-//! reaches the proven optimum ([`Smatch::align_exact`]) on 2,789 of 2,790 runs over the 210
-//! golden Little Prince pairs and the 69 Diplomacy annotator pairs (smatch's own search: 2,758).
+//! rounds). With the default 20 restarts and seeds 0–9 the search reaches the proven optimum
+//! ([`Smatch::align_exact`]) on 2,789 of 2,790 runs over the 210 golden Little Prince pairs and
+//! the 69 Diplomacy annotator pairs (smatch's own search: 2,758).
 //!
 //! # Deliberate difference
 //! smatch 1.0.4 counts a repeated triple (`:mod c2 :mod c2`) once per copy on each side, so a
