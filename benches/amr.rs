@@ -86,17 +86,6 @@ fn bench_smatch(c: &mut Criterion) {
         .collect();
     let mut group = c.benchmark_group("smatch");
     group.sample_size(30);
-    for (name, restarts) in [("random200_r4", 4), ("random200_r20", 20)] {
-        let smatch = Smatch::new(SmatchConfig { restarts, seed: 0 }).unwrap_or_default();
-        // As a corpus is scored: both sides parsed and the pairs matched on all cores.
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                let parsed = dialeval_common::par_map(&pairs, |(a, g)| SmatchTriples::parse(a).ok().zip(SmatchTriples::parse(g).ok()));
-                let both: Vec<(&SmatchTriples, &SmatchTriples)> = parsed.iter().flatten().map(|(a, g)| (a, g)).collect();
-                smatch.score_pairs(&both).iter().map(|s| s.matched).sum::<usize>()
-            });
-        });
-    }
     // Two annotators' graphs of the same Diplomacy sentences (by `::id`): large, similar graphs,
     // where the search works hardest. Blocks are read as `scripts/bench_reference.py` reads them.
     let dir = shared.join("data/amr-diplomacy");
@@ -104,17 +93,21 @@ fn bench_smatch(c: &mut Criterion) {
     let (a, b) = (blocks_by_id(&read("dip-all-amr-jweinman-20220926.txt")), blocks_by_id(&read("dip-all-amr-smosher.txt")));
     let diplomacy: Vec<(String, String)> = a.iter().filter_map(|(id, g)| Some((g.clone(), b.get(id)?.clone()))).collect();
     assert_eq!(diplomacy.len(), 70, "Diplomacy pairs by ::id");
-    for (name, restarts) in [("diplomacy70_r4", 4), ("diplomacy70_r20", 20)] {
-        let smatch = Smatch::new(SmatchConfig { restarts, seed: 0 }).unwrap_or_default();
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                let parsed = dialeval_common::par_map(&diplomacy, |(a, g)| SmatchTriples::parse(a).ok().zip(SmatchTriples::parse(g).ok()));
-                let both: Vec<(&SmatchTriples, &SmatchTriples)> = parsed.iter().flatten().map(|(a, g)| (a, g)).collect();
-                smatch.score_pairs(&both).iter().map(|s| s.matched).sum::<usize>()
-            });
-        });
+    for (set, pairs) in [("random200", &pairs), ("diplomacy70", &diplomacy)] {
+        for restarts in [4, 20] {
+            let smatch = Smatch::new(SmatchConfig { restarts, seed: 0 }).unwrap_or_default();
+            group.bench_function(format!("{set}_r{restarts}"), |b| b.iter(|| matched(&smatch, pairs)));
+        }
     }
     group.finish();
+}
+
+/// Matched triples over `pairs` of PENMAN texts, as a corpus is scored: both sides parsed and
+/// the pairs matched on all cores (pairs that do not parse are left out).
+fn matched(smatch: &Smatch, pairs: &[(String, String)]) -> usize {
+    let parsed = dialeval_common::par_map(pairs, |(a, g)| SmatchTriples::parse(a).ok().zip(SmatchTriples::parse(g).ok()));
+    let both: Vec<(&SmatchTriples, &SmatchTriples)> = parsed.iter().flatten().map(|(a, g)| (a, g)).collect();
+    smatch.score_pairs(&both).iter().map(|s| s.matched).sum()
 }
 
 /// The graphs of a PENMAN file by their first `::id`, each on one line: blocks are runs of
