@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end check of the amr-graph examples on every AMR file (run by .ci/run).
 
-    python3 scripts/check_examples.py TARGET_DIR [SHARED_DIR]
+    python3 scripts/check_examples.py PROFILE_DIR [SHARED_DIR]   # e.g. target/debug
 
 - `penman FILE` exits 0 and prints one JSON object per graph or error, with the documented fields;
 - `smatch TEST GOLD` prints one object per pair and a final corpus object; on the full Little
@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 root = Path(__file__).resolve().parents[1]
-examples = Path(sys.argv[1]) / "release" / "examples"
+examples = Path(sys.argv[1]) / "examples"
 shared = Path(sys.argv[2]) if len(sys.argv) > 2 else root.parent / "shared"
 GRAPH_FIELDS = {"id", "snt", "top", "triples_sorted", "encoded_graph_only"}
 

@@ -1,6 +1,6 @@
 //! The same SLM and BERT encoder on a wgpu device (a GPU, or Mesa's lavapipe software Vulkan
 //! adapter in CI) agree with flex: a forward pass and one Adam step from the same weights.
-//! Run with `cargo test -p dialeval-slm-model --features wgpu --test wgpu`.
+//! Part of `cargo test --workspace --all-features`; alone: `cargo test -p dialeval-slm-model --features wgpu --test wgpu`.
 #![cfg(feature = "wgpu")]
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
