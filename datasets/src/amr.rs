@@ -50,15 +50,54 @@ fn meta<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     None
 }
 
+/// A block of a side file that is not a graph: skipped by the lenient readers, an error for
+/// the strict ones.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MalformedBlock {
+    /// The file.
+    pub file: PathBuf,
+    /// 1-based line of the block's first line.
+    pub line: usize,
+    /// `::id`, if given.
+    pub id: Option<String>,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+impl std::fmt::Display for MalformedBlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.file.display(), self.line, self.problem)?;
+        if let Some(id) = &self.id {
+            write!(f, " (::id {id})")?;
+        }
+        Ok(())
+    }
+}
+
 /// Splits a side file into blocks at blank lines. Comment-only blocks (headers) are skipped.
 ///
 /// # Errors
-/// I/O; a block with graph lines but unbalanced parentheses (named by its line).
+/// I/O; a block with graph lines but unbalanced parentheses (named by its line). To keep the
+/// other graphs of a file with a bad block, use [`read_blocks_lenient`].
 pub fn read_blocks(path: &Path) -> Result<Vec<AmrBlock>> {
+    let (blocks, malformed) = read_blocks_lenient(path)?;
+    match malformed.into_iter().next() {
+        Some(bad) => Err(Error::record(&bad.file, Place::Line(bad.line), bad.problem)),
+        None => Ok(blocks),
+    }
+}
+
+/// [`read_blocks`] that keeps every good graph of the file and returns the bad blocks beside
+/// them, each with its file and line.
+///
+/// # Errors
+/// I/O only.
+pub fn read_blocks_lenient(path: &Path) -> Result<(Vec<AmrBlock>, Vec<MalformedBlock>)> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     let mut blocks = Vec::new();
+    let mut malformed = Vec::new();
     let (mut id, mut snt, mut graph, mut start) = (None, None, Vec::new(), 0);
-    let mut flush = |id: &mut Option<String>, snt: &mut Option<String>, graph: &mut Vec<&str>, start: usize| -> Result<()> {
+    let mut flush = |id: &mut Option<String>, snt: &mut Option<String>, graph: &mut Vec<&str>, start: usize| {
         if !graph.is_empty() {
             let penman = graph.join("\n");
             let depth: i64 = penman
@@ -70,18 +109,18 @@ pub fn read_blocks(path: &Path) -> Result<Vec<AmrBlock>> {
                 })
                 .sum();
             if depth != 0 && !penman.contains('"') {
-                return Err(Error::record(path, Place::Line(start), "unbalanced parentheses in the graph"));
+                malformed.push(MalformedBlock { file: path.to_owned(), line: start, id: id.take(), problem: "unbalanced parentheses in the graph".into() });
+            } else {
+                blocks.push(AmrBlock { id: id.take(), snt: snt.take(), penman, file: path.to_owned(), line: start });
             }
-            blocks.push(AmrBlock { id: id.take(), snt: snt.take(), penman, file: path.to_owned(), line: start });
         }
         graph.clear();
         *id = None;
         *snt = None;
-        Ok(())
     };
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
-            flush(&mut id, &mut snt, &mut graph, start)?;
+            flush(&mut id, &mut snt, &mut graph, start);
             continue;
         }
         if graph.is_empty() && id.is_none() && snt.is_none() {
@@ -98,8 +137,8 @@ pub fn read_blocks(path: &Path) -> Result<Vec<AmrBlock>> {
             graph.push(line);
         }
     }
-    flush(&mut id, &mut snt, &mut graph, start)?;
-    Ok(blocks)
+    flush(&mut id, &mut snt, &mut graph, start);
+    Ok((blocks, malformed))
 }
 
 /// How many turns got a graph.
@@ -119,17 +158,35 @@ pub struct AmrIndex {
     by_snt: HashMap<String, usize>,
     /// Sentences that occurred more than once (the first graph is kept).
     pub duplicate_sentences: usize,
+    /// Blocks skipped by [`AmrIndex::load_lenient`] (always empty after [`AmrIndex::load`]).
+    pub malformed: Vec<MalformedBlock>,
 }
 
 impl AmrIndex {
-    /// Reads and indexes several side files (the first graph of a repeated sentence wins).
+    /// Reads and indexes several side files (the first graph of a repeated sentence wins);
+    /// strict: a malformed block is an error.
     ///
     /// # Errors
     /// As [`read_blocks`].
     pub fn load(paths: &[PathBuf]) -> Result<Self> {
+        let index = Self::load_lenient(paths)?;
+        match index.malformed.first() {
+            Some(bad) => Err(Error::record(&bad.file, Place::Line(bad.line), bad.problem.clone())),
+            None => Ok(index),
+        }
+    }
+
+    /// [`AmrIndex::load`] that serves every good graph and lists the malformed blocks in
+    /// [`AmrIndex::malformed`] (file and line each) instead of failing.
+    ///
+    /// # Errors
+    /// I/O only.
+    pub fn load_lenient(paths: &[PathBuf]) -> Result<Self> {
         let mut index = Self::default();
         for p in paths {
-            for block in read_blocks(p)? {
+            let (blocks, malformed) = read_blocks_lenient(p)?;
+            index.malformed.extend(malformed);
+            for block in blocks {
                 let k = index.blocks.len();
                 if let Some(id) = &block.id {
                     index.by_id.entry(id.clone()).or_insert(k);

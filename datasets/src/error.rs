@@ -67,6 +67,17 @@ pub enum Error {
     /// A setting is invalid.
     #[error("invalid setting: {0}")]
     Config(String),
+    /// A file failed to load as one kind and looks like another ([`crate::sniff::guess`]).
+    #[error("{source}\n  hint: read as {}, but it looks like {}", crate::sniff::describe(*expected), crate::sniff::describe(*found))]
+    WrongKind {
+        /// The kind it was read as.
+        expected: crate::item::Corpus,
+        /// The kind it looks like.
+        found: crate::item::Corpus,
+        /// The loader's error.
+        #[source]
+        source: Box<Error>,
+    },
 }
 
 impl Error {

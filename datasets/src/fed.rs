@@ -58,8 +58,13 @@ fn turn(line: &str) -> Turn {
 /// Loads `fed_data.json`.
 ///
 /// # Errors
-/// I/O, invalid JSON, or a malformed record named by its JSON path.
+/// I/O, invalid JSON, or a malformed record named by its JSON path; with a hint when the file
+/// looks like another kind ([`crate::sniff`]).
 pub fn load(path: &Path) -> Result<Fed> {
+    read_fed(path).map_err(|e| crate::sniff::with_hint(e, path, Corpus::FedTurn))
+}
+
+fn read_fed(path: &Path) -> Result<Fed> {
     let root = read_json(path)?;
     let doc = Doc::file(path);
     let mut fed = Fed::default();

@@ -11,8 +11,12 @@
 //!                                                 Response, HumanScores} for every cell
 //! ```
 //!
-//! `Dataset` is the folder name with an `_EVAL` suffix (`dailydialog_EVAL`); `ID` is the line
-//! in the cell's files. `HumanScores` is a list of coherence ratings (1–5), written as a list or
+//! `Dataset` is the folder name with an `_EVAL` suffix (`dailydialog_EVAL`). `ID` numbers the
+//! judgements across the whole file (0–1199 in the release), cell after cell: each (dataset,
+//! model) cell is one contiguous block of the file, and an item's line in its cell's
+//! `human_{ctx,hyp,ref}.txt` is its rank inside that block (ID 300, the first judgement of
+//! `convai2/bert_ranker`, is that folder's first line). Every `Response` must equal its line of
+//! `human_hyp.txt`, which guards the join. `HumanScores` is a list of coherence ratings (1–5), written as a list or
 //! as a string like `"[3, 5, 4]"`; items carry 8 to 11 ratings and keep exactly theirs (nothing
 //! is padded). [`load_release`] reads every (dataset, model) cell or a chosen one; [`load`]
 //! joins one model folder with a judgement file.
@@ -31,8 +35,10 @@ use crate::json::{Doc, kind, read_json};
 /// One entry of `human_judgement.json`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GradeJudgement {
-    /// `ID`: the line of the item in its model folder's text files.
+    /// `ID`: the judgement's number in the file (unique; it runs on across cells).
     pub id: usize,
+    /// The item's line (0-based) in its cell's text files: its rank inside the cell's block.
+    pub line: usize,
     /// `Dataset`, e.g. `dailydialog_EVAL`.
     pub dataset: String,
     /// `DialogModel`, e.g. `transformer_generator`.
@@ -48,11 +54,14 @@ pub struct GradeJudgement {
 /// Loads `human_judgement.json`.
 ///
 /// # Errors
-/// I/O, invalid JSON, or a malformed entry named by its JSON path.
+/// I/O, invalid JSON, a malformed entry named by its JSON path, a duplicate `ID`, or a cell
+/// whose judgements are not one contiguous block (the line of an item would be ambiguous).
 pub fn load_judgements(path: &Path) -> Result<Vec<GradeJudgement>> {
     let root = read_json(path)?;
     let doc = Doc::file(path);
-    let mut out = Vec::new();
+    let mut out: Vec<GradeJudgement> = Vec::new();
+    let mut seen_ids = std::collections::HashMap::new();
+    let mut closed_cells = std::collections::HashSet::new();
     for (i, e) in doc.array(&root, "$")?.iter().enumerate() {
         let at = format!("[{i}]");
         let s = |key: &str| -> Result<String> { Ok(doc.str(doc.field(e, &at, key)?, &format!("{at}.{key}"))?.to_owned()) };
@@ -69,14 +78,24 @@ pub fn load_judgements(path: &Path) -> Result<Vec<GradeJudgement>> {
         let scores = doc.array(list, &sat)?.iter().enumerate().map(|(k, v)| doc.number(v, &format!("{sat}[{k}]"))).collect::<Result<Vec<_>>>()?;
         let id = doc.field(e, &at, "ID")?;
         let id = id.as_u64().ok_or_else(|| doc.err(&format!("{at}.ID"), format!("expected a non-negative integer, found {}", kind(id))))?;
-        out.push(GradeJudgement {
-            id: usize::try_from(id).map_err(|_| doc.err(&format!("{at}.ID"), "id too large"))?,
-            dataset: s("Dataset")?,
-            model: s("DialogModel")?,
-            context: s("Context")?.split("|||").map(|t| t.trim().to_owned()).collect(),
-            response: s("Response")?,
-            scores,
-        });
+        let id = usize::try_from(id).map_err(|_| doc.err(&format!("{at}.ID"), "id too large"))?;
+        if let Some(first) = seen_ids.insert(id, i) {
+            return Err(doc.err(&format!("{at}.ID"), format!("duplicate ID {id} (also at [{first}])")));
+        }
+        let (dataset, model) = (s("Dataset")?, s("DialogModel")?);
+        let line = match out.last() {
+            Some(prev) if prev.dataset == dataset && prev.model == model => prev.line + 1,
+            prev => {
+                if let Some(prev) = prev {
+                    closed_cells.insert((prev.dataset.clone(), prev.model.clone()));
+                }
+                if closed_cells.contains(&(dataset.clone(), model.clone())) {
+                    return Err(doc.err(&at, format!("judgements of {dataset}/{model} resume after another cell's: each cell must be one contiguous block (an item's line is its rank in the block)")));
+                }
+                0
+            }
+        };
+        out.push(GradeJudgement { id, line, dataset, model, context: s("Context")?.split("|||").map(|t| t.trim().to_owned()).collect(), response: s("Response")?, scores });
     }
     Ok(out)
 }
@@ -117,7 +136,8 @@ pub fn load_model_dir(dir: &Path) -> Result<Vec<GradeLine>> {
         .collect())
 }
 
-/// Joins a model folder with its judgements (`dataset`, `model` select them; `ID` is the line).
+/// Joins a model folder with its judgements (`dataset`, `model` select them; an item's line is
+/// its rank in the cell's block of the file).
 ///
 /// # Errors
 /// As the two loaders, plus a judgement whose `ID` has no line or whose response differs from
@@ -140,7 +160,7 @@ pub struct GradeCell {
 /// The items of a release and how many each cell gave.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GradeRelease {
-    /// Items of every chosen cell, cell by cell in name order, then by `ID`.
+    /// Items of every chosen cell, cell by cell in name order, then by line.
     pub items: Vec<DialogueItem>,
     /// Each chosen cell with its item count.
     pub cells: Vec<(GradeCell, usize)>,
@@ -183,6 +203,10 @@ pub fn cells(root: &Path) -> Result<Vec<GradeCell>> {
 /// no cell; a judgement whose `ID` has no line or whose response differs from its line; a
 /// judgement of a cell that is not in `eval_data/`.
 pub fn load_release(root: &Path, dataset: Option<&str>, model: Option<&str>) -> Result<GradeRelease> {
+    read_release(root, dataset, model).map_err(|e| crate::sniff::with_hint(e, root, Corpus::Grade))
+}
+
+fn read_release(root: &Path, dataset: Option<&str>, model: Option<&str>) -> Result<GradeRelease> {
     let judgements_path = root.join("human_score/human_judgement.json");
     let all_cells = cells(root)?;
     let chosen: Vec<GradeCell> = all_cells.iter().filter(|c| dataset.is_none_or(|d| c.dataset == d) && model.is_none_or(|m| c.model == m)).cloned().collect();
@@ -199,8 +223,7 @@ pub fn load_release(root: &Path, dataset: Option<&str>, model: Option<&str>) -> 
     for cell in chosen {
         let dir = root.join("eval_data").join(&cell.dataset).join(&cell.model);
         let lines = load_model_dir(&dir)?;
-        let mut mine: Vec<&GradeJudgement> = judgements.iter().filter(|j| folder(j) == cell.dataset && j.model == cell.model).collect();
-        mine.sort_by_key(|j| j.id);
+        let mine: Vec<&GradeJudgement> = judgements.iter().filter(|j| folder(j) == cell.dataset && j.model == cell.model).collect();
         for j in &mine {
             release.items.push(join(&judgements_path, &dir, &lines, j, &cell.dataset, &cell.model)?);
         }
@@ -211,12 +234,13 @@ pub fn load_release(root: &Path, dataset: Option<&str>, model: Option<&str>) -> 
 
 /// The item of judgement `j` on its line.
 fn join(judgements: &Path, dir: &Path, lines: &[GradeLine], j: &GradeJudgement, dataset: &str, model: &str) -> Result<DialogueItem> {
-    let line = lines.get(j.id).ok_or_else(|| Error::record(judgements, Place::Json(format!("ID {}", j.id)), format!("no line {} in {} ({} lines)", j.id + 1, dir.display(), lines.len())))?;
+    let place = || Place::Json(format!("ID {} ({}/{} judgement {})", j.id, j.dataset, j.model, j.line + 1));
+    let line = lines.get(j.line).ok_or_else(|| Error::record(judgements, place(), format!("no line {} in {} ({} lines)", j.line + 1, dir.display(), lines.len())))?;
     if line.hypothesis != j.response.trim() {
-        return Err(Error::record(judgements, Place::Json(format!("ID {}", j.id)), format!("response differs from line {} of {}", j.id + 1, dir.join("human_hyp.txt").display())));
+        return Err(Error::record(judgements, place(), format!("response differs from line {} of {}", j.line + 1, dir.join("human_hyp.txt").display())));
     }
     Ok(DialogueItem {
-        id: format!("grade-{dataset}-{model}-{}", j.id),
+        id: format!("grade-{dataset}-{model}-{}", j.line),
         corpus: Corpus::Grade,
         context: line.context.iter().map(Turn::new).collect(),
         response: Some(Turn::new(line.hypothesis.clone())),

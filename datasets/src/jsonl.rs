@@ -13,13 +13,17 @@
 //! Rating names that are criteria (`naturalness`, `coherence`, `engagingness`,
 //! `groundedness`, `overall`, `understandable`, any case) map to them; others are kept with
 //! their own name. `id` defaults to the line number.
+//!
+//! Strict by design: a key outside the list above (a misspelt `"ratngs"`) is an error naming
+//! the line and the nearest known key; so are two items with one `id`, and a file without
+//! items. A missing or `null` response is no response (`None`), distinct from `""`.
 
 use std::path::Path;
 
 use dialeval_common::Criterion;
 use serde_json::Value;
 
-use crate::error::Result;
+use crate::error::{Error, Place, Result};
 use crate::item::{Corpus, DialogueItem, Rating, Turn};
 use crate::json::{Doc, kind};
 use crate::lines::JsonLines;
@@ -36,17 +40,44 @@ fn turn(doc: &Doc<'_>, v: &Value, at: &str) -> Result<Turn> {
     }
 }
 
+/// The top-level keys of an item.
+pub const KEYS: [&str; 8] = ["id", "context", "response", "references", "knowledge", "system", "annotators", "ratings"];
+
+/// Levenshtein distance, for the nearest known key.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1).min(row[j] + 1).min(prev + usize::from(ca != *cb));
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
 /// Streams a JSONL file in the format above.
 ///
 /// # Errors
-/// Opening fails; each item is an error naming its line and field when malformed.
+/// Opening fails; each item is an error naming its line and field when malformed: an unknown
+/// key (with the nearest known one), or an `id` an earlier line already has.
 pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<DialogueItem>>> {
     let lines = JsonLines::open(path)?;
     let path = lines.path().to_owned();
+    let mut ids = std::collections::HashMap::<String, usize>::new();
     Ok(lines.map(move |item| {
         let (line, v) = item?;
         let doc = Doc { path: &path, line: Some(line) };
-        doc.object(&v, "$")?;
+        for key in doc.object(&v, "$")?.keys() {
+            if !KEYS.contains(&key.as_str()) {
+                let near = KEYS.iter().min_by_key(|k| distance(key, k)).filter(|k| distance(key, k) <= 2);
+                let hint = near.map_or_else(|| format!(" (known keys: {})", KEYS.join(", ")), |k| format!(" (did you mean {k:?}?)"));
+                return Err(doc.err(&format!("$.{key}"), format!("unknown key {key:?}{hint}")));
+            }
+        }
         let context = doc.array(doc.field(&v, "$", "context")?, "$.context")?.iter().enumerate().map(|(i, t)| turn(&doc, t, &format!("$.context[{i}]"))).collect::<Result<Vec<_>>>()?;
         let response = match v.get("response") {
             Some(Value::Null) | None => None,
@@ -69,6 +100,9 @@ pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<DialogueItem>>> {
             None | Some(Value::Null) => format!("line-{line}"),
             Some(other) => return Err(doc.err("$.id", format!("expected a string or a number, found {}", kind(other)))),
         };
+        if let Some(first) = ids.insert(id.clone(), line) {
+            return Err(doc.err("$.id", format!("duplicate id {id:?} (also on line {first})")));
+        }
         Ok(DialogueItem {
             id,
             corpus: Corpus::Jsonl,
@@ -86,7 +120,12 @@ pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<DialogueItem>>> {
 /// Reads a whole JSONL file.
 ///
 /// # Errors
-/// The first malformed line.
+/// The first malformed line (with a hint when the file looks like another kind:
+/// [`crate::sniff`]), or a file without items.
 pub fn load(path: &Path) -> Result<Vec<DialogueItem>> {
-    read(path)?.collect()
+    let items: Vec<DialogueItem> = read(path)?.collect::<Result<_>>().map_err(|e| crate::sniff::with_hint(e, path, Corpus::Jsonl))?;
+    if items.is_empty() {
+        return Err(Error::record(path, Place::File, "no items (the file is empty or has only blank lines)"));
+    }
+    Ok(items)
 }

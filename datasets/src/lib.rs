@@ -31,6 +31,7 @@ pub mod jsonl;
 mod lines;
 pub mod mix;
 pub mod pairs;
+pub mod sniff;
 pub mod topical;
 pub mod usr;
 

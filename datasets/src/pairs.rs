@@ -177,7 +177,7 @@ fn length_matched(positives: &[String], negatives: &[String], tolerance: usize) 
 pub fn length_separation(pairs: &[TrainingPair]) -> Option<f64> {
     let lengths: Vec<f64> = pairs.iter().map(|p| word_count(&p.response) as f64).collect();
     let labels: Vec<u8> = pairs.iter().map(TrainingPair::label).collect();
-    roc_auc(&lengths, &labels)
+    roc_auc(&lengths, &labels).ok()
 }
 
 /// Builds DailyDialog++ training pairs from one file's contexts. `file` is the file's name as

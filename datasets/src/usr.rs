@@ -41,8 +41,13 @@ pub fn criterion(quality: &str) -> Option<Criterion> {
 ///
 /// # Errors
 /// I/O, invalid JSON, or a malformed record (named by its JSON path), including a score list
-/// whose length differs from the number of annotators.
+/// whose length differs from the number of annotators; with a hint when the file looks like
+/// another kind ([`crate::sniff`]).
 pub fn load(path: &Path) -> Result<Vec<DialogueItem>> {
+    read_usr(path).map_err(|e| crate::sniff::with_hint(e, path, Corpus::Usr))
+}
+
+fn read_usr(path: &Path) -> Result<Vec<DialogueItem>> {
     let root = read_json(path)?;
     let doc = Doc::file(path);
     let mut items = Vec::new();

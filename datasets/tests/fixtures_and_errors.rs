@@ -42,24 +42,79 @@ fn grade_fixture_joins_judgements_with_lines() {
 fn grade_release_reads_every_cell_or_a_chosen_one() {
     let root = fixture("grade/evaluation");
     let cells = grade::cells(&root).unwrap();
-    assert_eq!(cells.iter().map(|c| format!("{}/{}", c.dataset, c.model)).collect::<Vec<_>>(), ["convai2/toy_model", "dailydialog/toy_model"]);
+    assert_eq!(cells.iter().map(|c| format!("{}/{}", c.dataset, c.model)).collect::<Vec<_>>(), ["convai2/bert_ranker", "convai2/toy_model", "dailydialog/toy_model"]);
     let all = grade::load_release(&root, None, None).unwrap();
-    assert_eq!(all.items.len(), 4);
-    assert_eq!(all.cells.iter().map(|(_, n)| *n).collect::<Vec<_>>(), [1, 3]);
-    assert_eq!(all.items[0].rating(Criterion::Coherence).unwrap().scores.len(), 11, "eleven ratings stay eleven");
+    assert_eq!(all.items.len(), 7);
+    assert_eq!(all.cells.iter().map(|(_, n)| *n).collect::<Vec<_>>(), [2, 2, 3]);
+    // As released, IDs run on across cells (0-2 dailydialog, 3-4 bert_ranker, 5-6 toy_model):
+    // an item's line is its rank in its cell's block, so ID 5 is convai2/toy_model's first line.
+    let ids: Vec<&str> = all.items.iter().map(|i| i.id.as_str()).collect();
+    assert_eq!(ids[..4], ["grade-convai2-bert_ranker-0", "grade-convai2-bert_ranker-1", "grade-convai2-toy_model-0", "grade-convai2-toy_model-1"]);
+    assert_eq!(all.items[2].response.as_ref().unwrap().text, "Where do you hike ?");
+    assert_eq!(all.items[2].references, ["Me too , in the hills ."]);
+    assert_eq!(all.items[1].context[0].text, "Do you read ?");
+    let counts: Vec<usize> = all.items.iter().map(|i| i.rating(Criterion::Coherence).unwrap().scores.len()).collect();
+    assert_eq!(counts, [9, 11, 11, 8, 10, 8, 10], "each item keeps exactly its 8 to 11 ratings");
     // The per-line means of human_score.txt agree with the judgements' ratings.
-    for (cell, _) in &all.cells {
+    for (cell, n) in &all.cells {
         let means = std::fs::read_to_string(root.join("human_score").join(&cell.dataset).join(&cell.model).join("human_score.txt")).unwrap();
         let items: Vec<_> = all.items.iter().filter(|i| i.id.starts_with(&format!("grade-{}-{}-", cell.dataset, cell.model))).collect();
+        assert_eq!((items.len(), means.lines().count()), (*n, *n));
         for (item, line) in items.iter().zip(means.lines()) {
             assert!((item.mean(Criterion::Coherence).unwrap() - line.parse::<f64>().unwrap()).abs() < 1e-5, "{}", item.id);
         }
     }
     let convai = grade::load_release(&root, Some("convai2"), None).unwrap();
-    assert_eq!(convai.items.len(), 1);
-    assert_eq!(convai.items[0].references, ["Me too , in the hills ."]);
+    assert_eq!(convai.items.len(), 4);
+    let ranker = grade::load_release(&root, None, Some("bert_ranker")).unwrap();
+    assert_eq!(ranker.items.iter().map(|i| i.system.as_deref().unwrap()).collect::<Vec<_>>(), ["bert_ranker", "bert_ranker"]);
     let err = grade::load_release(&root, Some("empathetic"), None).unwrap_err().to_string();
     assert!(err.contains("no cell") && err.contains("convai2/toy_model"), "{err}");
+    let one = grade::load(&root.join("eval_data/convai2/toy_model"), &root.join("human_score/human_judgement.json"), "convai2_EVAL", "toy_model").unwrap();
+    assert_eq!(one.iter().map(|i| i.response.as_ref().unwrap().text.as_str()).collect::<Vec<_>>(), ["Where do you hike ?", "Rex is a nice name ."]);
+}
+
+/// A copy of the fixture release whose judgement file is `judgements`.
+fn grade_copy(name: &str, judgements: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dialeval-grade-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for cell in ["convai2/bert_ranker", "convai2/toy_model", "dailydialog/toy_model"] {
+        let (from, to) = (fixture("grade/evaluation/eval_data").join(cell), dir.join("eval_data").join(cell));
+        std::fs::create_dir_all(&to).unwrap();
+        for f in ["human_ctx.txt", "human_hyp.txt", "human_ref.txt"] {
+            std::fs::copy(from.join(f), to.join(f)).unwrap();
+        }
+    }
+    std::fs::create_dir_all(dir.join("human_score")).unwrap();
+    std::fs::write(dir.join("human_score/human_judgement.json"), judgements).unwrap();
+    dir
+}
+
+#[test]
+fn grade_judgement_blocks_ids_and_responses_are_checked() {
+    let entry = |id: usize, model: &str, response: &str| {
+        format!(r#"{{"ID": {id}, "Dataset": "convai2_EVAL", "DialogModel": "{model}", "Context": "c", "Response": "{response}", "HumanScores": [3, 4, 3, 4, 3, 4, 3, 4]}}"#)
+    };
+    let file = |entries: &[String]| format!("[{}]", entries.join(",\n"));
+    // A cell that resumes after another cell's block: its lines would be ambiguous.
+    let split = grade_copy("split", &file(&[entry(0, "toy_model", "Where do you hike ?"), entry(1, "bert_ranker", "I love fresh bread ."), entry(2, "toy_model", "Rex is a nice name .")]));
+    let err = grade::load_release(&split, None, None).unwrap_err();
+    let (place, problem) = record_error(err);
+    assert_eq!(place, Place::Json("[2]".into()));
+    assert!(problem.contains("convai2_EVAL/toy_model") && problem.contains("contiguous"), "{problem}");
+    // A duplicate ID.
+    let dup = grade_copy("dup", &file(&[entry(7, "toy_model", "Where do you hike ?"), entry(7, "toy_model", "Rex is a nice name .")]));
+    let problem = record_error(grade::load_release(&dup, None, None).unwrap_err()).1;
+    assert!(problem.contains("duplicate ID 7"), "{problem}");
+    // The response check guards the join: a block in the wrong order is caught.
+    let swapped = grade_copy("swapped", &file(&[entry(0, "toy_model", "Rex is a nice name ."), entry(1, "toy_model", "Where do you hike ?")]));
+    let (place, problem) = record_error(grade::load_release(&swapped, None, None).unwrap_err());
+    assert_eq!(place, Place::Json("ID 0 (convai2_EVAL/toy_model judgement 1)".into()));
+    assert!(problem.contains("line 1 of") && problem.contains("human_hyp.txt"), "{problem}");
+    // A block longer than its folder names the missing line.
+    let long = grade_copy("long", &file(&[entry(10, "bert_ranker", "I love fresh bread ."), entry(11, "bert_ranker", "I like the weather ."), entry(12, "bert_ranker", "x")]));
+    let problem = record_error(grade::load_release(&long, None, None).unwrap_err()).1;
+    assert!(problem.contains("no line 3") && problem.contains("2 lines"), "{problem}");
 }
 
 #[test]
@@ -93,6 +148,34 @@ fn jsonl_fixture_and_errors() {
     let truncated = temp("truncated.jsonl", "{\"context\": [\"hi\"]\n");
     let err = jsonl::load(&truncated).unwrap_err();
     assert!(matches!(err, Error::Json { place: Place::Line(1), .. }), "{err}");
+}
+
+#[test]
+fn jsonl_is_strict_about_keys_ids_and_emptiness() {
+    let misspelt = temp("misspelt.jsonl", "{\"id\": \"a\", \"context\": [\"hi\"], \"response\": \"yo\", \"ratngs\": {\"coherence\": [4]}}\n");
+    let (place, problem) = record_error(jsonl::load(&misspelt).unwrap_err());
+    assert_eq!(place, Place::LineJson(1, "$.ratngs".into()));
+    assert!(problem.contains("unknown key \"ratngs\"") && problem.contains("did you mean \"ratings\""), "{problem}");
+    let odd = temp("odd-key.jsonl", "{\"context\": [\"hi\"], \"zzzzzzzz\": 1}\n");
+    assert!(record_error(jsonl::load(&odd).unwrap_err()).1.contains("known keys: id, context"));
+
+    let dup = temp("dup.jsonl", "{\"id\": 7, \"context\": [\"a\"], \"response\": \"b\"}\n{\"id\": \"x\", \"context\": [\"c\"]}\n{\"id\": \"7\", \"context\": [\"d\"]}\n");
+    let (place, problem) = record_error(jsonl::load(&dup).unwrap_err());
+    assert_eq!(place, Place::LineJson(3, "$.id".into()));
+    assert!(problem.contains("duplicate id \"7\"") && problem.contains("line 1"), "{problem}");
+
+    for (name, text) in [("empty.jsonl", ""), ("blank.jsonl", "\n  \n")] {
+        let (place, problem) = record_error(jsonl::load(&temp(name, text)).unwrap_err());
+        assert_eq!(place, Place::File);
+        assert!(problem.contains("no items"), "{problem}");
+    }
+
+    // No response and an empty one stay apart.
+    let responses = temp("responses.jsonl", "{\"id\": 1, \"context\": [\"a\"]}\n{\"id\": 2, \"context\": [\"a\"], \"response\": null}\n{\"id\": 3, \"context\": [\"a\"], \"response\": \"\"}\n");
+    let items = jsonl::load(&responses).unwrap();
+    assert_eq!(items[0].response, None);
+    assert_eq!(items[1].response, None);
+    assert_eq!(items[2].response.as_ref().map(|t| t.text.as_str()), Some(""));
 }
 
 #[test]

@@ -5,8 +5,8 @@ use proptest::prelude::*;
 
 fn write(name: &str, case: u64, bytes: &[u8]) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("dialeval-datasets-prop-{}-{case}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, bytes).unwrap();
     path
 }
@@ -58,5 +58,32 @@ proptest! {
         let _ = dialeval_datasets::fed::load(&path);
         let _ = dialeval_datasets::ddpp::load(&path);
         std::fs::remove_dir_all(path.parent().unwrap()).ok();
+    }
+}
+
+proptest! {
+    /// GRADE's release (every file of a cell and the judgements), Topical-Chat, AMR side files
+    /// and the kind sniffer on arbitrary bytes and JSON-ish text.
+    #[test]
+    fn the_other_readers_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200), text in jsonish(), case in any::<u64>()) {
+        for (k, content) in [bytes, text.into_bytes()].iter().enumerate() {
+            let judgements = write(&format!("grade{k}/human_score/human_judgement.json"), case, content);
+            let root = judgements.parent().unwrap().parent().unwrap().to_owned();
+            let cell = root.join("eval_data/convai2/model");
+            std::fs::create_dir_all(&cell).unwrap();
+            for f in ["human_ctx.txt", "human_hyp.txt", "human_ref.txt"] {
+                std::fs::write(cell.join(f), content).unwrap();
+            }
+            let _ = dialeval_datasets::grade::load_release(&root, None, None);
+            let _ = dialeval_datasets::grade::load_judgements(&judgements);
+            let _ = dialeval_datasets::sniff::guess(&root);
+            let path = write(&format!("other{k}.json"), case, content);
+            let _ = dialeval_datasets::topical::load_conversations(&path);
+            let _ = dialeval_datasets::topical::load_reading_sets(&path);
+            let _ = dialeval_datasets::sniff::guess(&path);
+            let _ = dialeval_datasets::amr::read_blocks_lenient(&path);
+            let _ = dialeval_datasets::amr::AmrIndex::load_lenient(std::slice::from_ref(&path));
+        }
+        std::fs::remove_dir_all(std::env::temp_dir().join(format!("dialeval-datasets-prop-{}-{case}", std::process::id()))).ok();
     }
 }
