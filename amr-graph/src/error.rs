@@ -61,6 +61,12 @@ pub enum ParseErrorKind {
     },
     /// `()`: a node with no variable.
     EmptyNode,
+    /// Text after the one graph a single-graph reader ([`crate::penman::decode_one`]) accepts:
+    /// an unbalanced `)`, a second graph, or anything but whitespace and comments.
+    TrailingText {
+        /// The first token after the graph.
+        found: String,
+    },
     /// A comment-only block whose metadata would be overwritten by the next block's
     /// (e.g. an `::id` whose graph is missing). Not reported in penman-compatible mode.
     OrphanMetadata {
@@ -98,6 +104,14 @@ impl fmt::Display for ParseError {
                 write!(f, "metadata ({}) is not followed by a graph", keys.join(", "))?;
             }
             ParseErrorKind::EmptyNode => write!(f, "empty node `()` has no variable")?,
+            ParseErrorKind::TrailingText { found } => {
+                let what = match found.as_str() {
+                    ")" => "an unbalanced `)`".to_owned(),
+                    "(" => "a second graph".to_owned(),
+                    other => format!("{other:?}"),
+                };
+                write!(f, "text after the graph (one graph expected): {what}")?;
+            }
             ParseErrorKind::OrphanMetadata { id } => {
                 write!(f, "metadata block {} has no graph (the next block starts new metadata)", id.as_deref().map_or_else(|| "without ::id".to_owned(), |id| format!("for {id:?}")))?
             }

@@ -211,12 +211,13 @@ impl AmrGraph {
         Ok(Self::from_tree(Tree { metadata, node }))
     }
 
-    /// Decodes one graph from PENMAN text.
+    /// Decodes exactly one graph from PENMAN text ([`penman::decode_one`]: comments may follow
+    /// the graph, nothing else).
     ///
     /// # Errors
-    /// The syntax error, with line and column.
+    /// The syntax error, with line and column; text after the graph.
     pub fn decode(text: &str) -> Result<Self> {
-        Ok(Self::from_tree(penman::decode(text)?))
+        Ok(Self::from_tree(penman::decode_one(text)?))
     }
 
     /// Every graph of a multi-graph PENMAN text, or the error of each malformed block, in order

@@ -195,12 +195,13 @@ impl SmatchTriples {
         Ok(out)
     }
 
-    /// Parses PENMAN text (one graph) and extracts its smatch triples.
+    /// Parses PENMAN text (exactly one graph: [`penman::decode_one`]) and extracts its smatch
+    /// triples.
     ///
     /// # Errors
-    /// Syntax errors, or a duplicate variable.
+    /// Syntax errors, text after the graph, or a duplicate variable.
     pub fn parse(text: &str) -> Result<Self> {
-        Self::from_tree(&penman::decode(text)?)
+        Self::from_tree(&penman::decode_one(text)?)
     }
 
     fn collect(&mut self, node: &Node, order: &FxHashMap<&str, usize>) {
@@ -375,7 +376,7 @@ impl Smatch {
     /// Scores two PENMAN strings, e.g. the one-line strings smatch's reader produces.
     ///
     /// # Errors
-    /// Syntax errors or a duplicate variable in either graph.
+    /// Syntax errors, text after the graph (one graph each) or a duplicate variable in either.
     pub fn score_str(&self, test: &str, gold: &str) -> Result<SmatchScore> {
         Ok(self.score(&SmatchTriples::parse(test)?, &SmatchTriples::parse(gold)?))
     }
@@ -804,6 +805,19 @@ mod tests {
 
     fn triples(s: &str) -> SmatchTriples {
         SmatchTriples::parse(s).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn score_str_takes_one_graph_a_side() {
+        let smatch = Smatch::default();
+        let good = "(w / want-01 :ARG0 (b / boy))";
+        assert!(smatch.score_str(good, good).is_ok());
+        for bad in ["(w / want-01 :ARG0 (b / boy)))", "(w / want-01)\n(b / boy)", "(w / want-01) boy"] {
+            let err = smatch.score_str(bad, good).unwrap_err().to_string();
+            assert!(err.contains("text after the graph"), "{bad:?}: {err}");
+            assert!(smatch.score_str(good, bad).is_err(), "{bad:?} as gold");
+            assert!(crate::AmrGraph::decode(bad).is_err(), "{bad:?} through AmrGraph::decode");
+        }
     }
 
     #[test]

@@ -144,8 +144,12 @@ impl<'a> PenmanReader<TextLines<'a>> {
 /// The first syntax error, or [`ParseErrorKind::UnexpectedEnd`] when `text` holds no graph.
 /// Text after the first graph is ignored, as in `penman.decode`.
 pub fn decode(text: &str) -> Result<Tree, ParseError> {
+    first_graph(&mut Parser::new(text, 1))
+}
+
+/// The comments before the first graph and the graph; the parser stops after its `)`.
+fn first_graph(parser: &mut Parser<'_>) -> Result<Tree, ParseError> {
     let mut pending = Metadata::new();
-    let mut parser = Parser::new(text, 1);
     loop {
         match parser.peek() {
             Some(tok) if tok.kind == Kind::Comment => {
@@ -162,6 +166,26 @@ pub fn decode(text: &str) -> Result<Tree, ParseError> {
             None => return Err(parser.error_end("a graph")),
         }
     }
+}
+
+/// Decodes exactly one graph: like [`decode`], but after the graph only whitespace and
+/// comments may follow. An extra `)`, a second graph or stray text is
+/// [`ParseErrorKind::TrailingText`] at its position. The one-graph APIs of this crate
+/// ([`crate::AmrGraph::decode`], [`crate::smatch::SmatchTriples::parse`] and so
+/// [`crate::smatch::Smatch::score_str`]) read with it.
+///
+/// # Errors
+/// As [`decode`], plus [`ParseErrorKind::TrailingText`].
+pub fn decode_one(text: &str) -> Result<Tree, ParseError> {
+    let mut parser = Parser::new(text, 1);
+    let tree = first_graph(&mut parser)?;
+    while let Some(tok) = parser.peek() {
+        if tok.kind != Kind::Comment {
+            return Err(parser.error_at(tok, ParseErrorKind::TrailingText { found: parser.text(tok).to_owned() }));
+        }
+        parser.bump();
+    }
+    Ok(tree)
 }
 
 /// Streaming reader over a multi-graph PENMAN file.
@@ -656,5 +680,22 @@ mod tests {
     #[test]
     fn empty_node_is_an_error() {
         assert!(matches!(decode("()"), Err(ParseError { kind: ParseErrorKind::EmptyNode, .. })));
+    }
+
+    #[test]
+    fn decode_one_takes_exactly_one_graph() {
+        let trailing = |text: &str| match decode_one(text) {
+            Err(ParseError { kind: ParseErrorKind::TrailingText { found }, line, column, .. }) => (found, line, column),
+            other => panic!("{text:?}: expected trailing text, got {other:?}"),
+        };
+        assert_eq!(trailing("(w / want-01 :ARG0 (b / boy)))"), (")".to_owned(), 1, 30));
+        assert_eq!(trailing("(a / alpha)\n(b / beta)"), ("(".to_owned(), 2, 1));
+        assert_eq!(trailing("(a / alpha) junk"), ("junk".to_owned(), 1, 13));
+        assert!(decode_one("(a / alpha)").is_ok());
+        assert!(decode_one("# ::snt hi\n(a / alpha)\n# a closing comment\n\n").is_ok());
+        // `decode` keeps penman.decode's rule: what follows the first graph is ignored.
+        assert!(decode("(a / alpha))").is_ok());
+        let msg = decode_one("(a / alpha))").unwrap_err().to_string();
+        assert!(msg.contains("unbalanced `)`") && msg.contains("line 1, column 12"), "{msg}");
     }
 }
