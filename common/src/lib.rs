@@ -256,25 +256,58 @@ impl SplitMix64 {
     }
 }
 
+/// Why [`roc_auc`] has no value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AucError {
+    /// `scores` and `labels` differ in length: a caller's bug, never a data case.
+    LengthMismatch {
+        /// Number of scores.
+        scores: usize,
+        /// Number of labels.
+        labels: usize,
+    },
+    /// A class is missing, so no positive can be ranked against a negative.
+    OneClass {
+        /// Items labelled 1.
+        positives: usize,
+        /// Items labelled otherwise.
+        negatives: usize,
+    },
+}
+
+impl std::fmt::Display for AucError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::LengthMismatch { scores, labels } => write!(f, "ROC AUC of {scores} scores against {labels} labels: the lengths differ"),
+            Self::OneClass { positives, negatives } => write!(f, "ROC AUC is undefined with {positives} positives and {negatives} negatives: both classes are needed"),
+        }
+    }
+}
+
+impl std::error::Error for AucError {}
+
 /// ROC AUC of `scores` against 0/1 `labels`: the probability that a random positive scores
 /// above a random negative, ties counting one half (Mann-Whitney U with average ranks).
-/// `None` when a class is missing or the lengths differ.
+///
+/// # Errors
+/// [`AucError::LengthMismatch`] when the lengths differ, [`AucError::OneClass`] when a class
+/// is missing.
 ///
 /// # Complexity
 /// O(n log n).
 ///
 /// # Examples
 /// ```
-/// assert_eq!(dialeval_common::roc_auc(&[0.1, 0.4, 0.35, 0.8], &[0, 0, 1, 1]), Some(0.75));
+/// assert_eq!(dialeval_common::roc_auc(&[0.1, 0.4, 0.35, 0.8], &[0, 0, 1, 1]), Ok(0.75));
 /// ```
-pub fn roc_auc(scores: &[f64], labels: &[u8]) -> Option<f64> {
+pub fn roc_auc(scores: &[f64], labels: &[u8]) -> Result<f64, AucError> {
     if scores.len() != labels.len() {
-        return None;
+        return Err(AucError::LengthMismatch { scores: scores.len(), labels: labels.len() });
     }
     let pos = labels.iter().filter(|&&l| l == 1).count();
     let neg = labels.len() - pos;
     if pos == 0 || neg == 0 {
-        return None;
+        return Err(AucError::OneClass { positives: pos, negatives: neg });
     }
     let mut order: Vec<usize> = (0..scores.len()).collect();
     order.sort_by(|&a, &b| scores[a].total_cmp(&scores[b]));
@@ -289,7 +322,7 @@ pub fn roc_auc(scores: &[f64], labels: &[u8]) -> Option<f64> {
         rank_sum += order[i..j].iter().filter(|&&k| labels[k] == 1).count() as f64 * rank;
         i = j;
     }
-    Some((rank_sum - (pos * (pos + 1)) as f64 / 2.0) / (pos * neg) as f64)
+    Ok((rank_sum - (pos * (pos + 1)) as f64 / 2.0) / (pos * neg) as f64)
 }
 
 /// Length in words (runs separated by white space): the unit of every length figure the

@@ -174,7 +174,7 @@ pub fn correlate_with(kind: CorrelationKind, x: &[f64], y: &[f64], options: &Cor
     };
     match kind {
         CorrelationKind::Pearson => pearson(x, y),
-        CorrelationKind::Spearman => Ok(spearman(x, y)),
+        CorrelationKind::Spearman => spearman(x, y),
         CorrelationKind::KendallTauB => kendall_tau_b(x, y, options.kendall_method),
     }
 }
@@ -487,14 +487,22 @@ pub fn rank_average(v: &[f64]) -> Vec<f64> {
     ranks
 }
 
-/// Spearman's rho: Pearson on average ranks, p-value from t with n − 2 degrees of freedom.
-pub fn spearman(x: &[f64], y: &[f64]) -> Correlation {
+/// Spearman's rho: Pearson on average ranks, p-value from t with n − 2 degrees of freedom
+/// (no NaN handling: see [`correlate_with`]).
+///
+/// # Errors
+/// [`Error::LengthMismatch`], as every correlation helper; n < 2 is NaN with
+/// [`Undefined::TooFewObservations`], as scipy.
+pub fn spearman(x: &[f64], y: &[f64]) -> Result<Correlation> {
     let n = x.len();
-    if n <= 1 || n != y.len() {
-        return Correlation::nan(n, Undefined::TooFewObservations);
+    if n != y.len() {
+        return Err(Error::LengthMismatch { left: n, right: y.len() });
+    }
+    if n <= 1 {
+        return Ok(Correlation::nan(n, Undefined::TooFewObservations));
     }
     if is_constant(x) || is_constant(y) {
-        return Correlation::nan(n, Undefined::ConstantInput);
+        return Ok(Correlation::nan(n, Undefined::ConstantInput));
     }
     let (rx, ry) = if n >= PARALLEL_RANKS { dialeval_common::par_join(|| rank_average(x), || rank_average(y)) } else { (rank_average(x), rank_average(y)) };
     let rs = corrcoef(&rx, &ry);
@@ -502,7 +510,7 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Correlation {
     let t = rs * (dof / ((rs + 1.0) * (1.0 - rs))).max(0.0).sqrt();
     let pvalue = 2.0 * student_t_sf(t.abs(), dof);
     let undefined = pvalue.is_nan().then_some(Undefined::NoDegreesOfFreedom);
-    Correlation { statistic: rs, pvalue, n, undefined }
+    Ok(Correlation { statistic: rs, pvalue, n, undefined })
 }
 
 /// numpy's `corrcoef` for two variables: covariance over the product of standard deviations.
@@ -715,6 +723,26 @@ fn kendall_p_exact(n: u64, c: u64) -> f64 {
 #[allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_helper_reports_a_length_mismatch_alike() {
+        let (x, y) = ([1.0, 2.0, 3.0], [1.0, 2.0]);
+        let mismatch = |r: Result<Correlation>| match r {
+            Err(Error::LengthMismatch { left: 3, right: 2 }) => {}
+            other => panic!("expected LengthMismatch {{ 3, 2 }}, got {other:?}"),
+        };
+        mismatch(pearson(&x, &y));
+        mismatch(spearman(&x, &y));
+        for method in [KendallMethod::Auto, KendallMethod::Exact, KendallMethod::Asymptotic] {
+            mismatch(kendall_tau_b(&x, &y, method));
+        }
+        for kind in [CorrelationKind::Pearson, CorrelationKind::Spearman, CorrelationKind::KendallTauB] {
+            mismatch(correlate(kind, &x, &y));
+        }
+        // n < 2 is scipy's NaN for the rank coefficients, an error for Pearson.
+        assert_eq!(spearman(&[1.0], &[2.0]).unwrap().undefined, Some(Undefined::TooFewObservations));
+        assert!(matches!(pearson(&[1.0], &[2.0]), Err(Error::TooFewObservations { n: 1, needed: 2 })));
+    }
 
     #[test]
     fn ranks_average_ties() {

@@ -181,6 +181,9 @@ pub fn williams_test(r12: f64, r13: f64, r23: f64, n: usize) -> Result<WilliamsT
 /// # Errors
 /// Length mismatches, undefined correlations, or the errors of [`williams_test`].
 pub fn compare_metrics(metric_a: &[f64], metric_b: &[f64], human: &[f64]) -> Result<WilliamsTest> {
+    if human.len() <= 3 {
+        return Err(Error::TooFewObservations { n: human.len(), needed: 4 });
+    }
     let defined = |c: Correlation| {
         if c.is_defined() { Ok(c.statistic) } else { Err(Error::Config(format!("correlation undefined: {:?}", c.undefined))) }
     };
@@ -188,6 +191,26 @@ pub fn compare_metrics(metric_a: &[f64], metric_b: &[f64], human: &[f64]) -> Res
     let r13 = defined(correlate(CorrelationKind::Pearson, human, metric_b)?)?;
     let r23 = defined(correlate(CorrelationKind::Pearson, metric_a, metric_b)?)?;
     williams_test(r12, r13, r23, human.len())
+}
+
+/// [`compare_metrics`] on the coefficient `kind`: Pearson as there, or Spearman — Williams'
+/// test on rank correlations (each variable replaced by its average ranks, so every r is a
+/// Spearman rho), the form that matches a best metric chosen by Spearman. Kendall is not
+/// supported (Williams' formula assumes product-moment correlations).
+///
+/// # Errors
+/// As [`compare_metrics`]; [`Error::Config`] for Kendall.
+pub fn compare_metrics_by(kind: CorrelationKind, metric_a: &[f64], metric_b: &[f64], human: &[f64]) -> Result<WilliamsTest> {
+    match kind {
+        CorrelationKind::Pearson => compare_metrics(metric_a, metric_b, human),
+        CorrelationKind::Spearman => {
+            if metric_a.len() != human.len() || metric_b.len() != human.len() {
+                return Err(Error::LengthMismatch { left: metric_a.len().max(metric_b.len()), right: human.len() });
+            }
+            compare_metrics(&crate::correlation::rank_average(metric_a), &crate::correlation::rank_average(metric_b), &crate::correlation::rank_average(human))
+        }
+        CorrelationKind::KendallTauB => Err(Error::Config("Williams' test takes Pearson or Spearman correlations, not Kendall's tau".into())),
+    }
 }
 
 /// Per-system means of metric and human scores, systems in sorted order.

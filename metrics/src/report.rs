@@ -132,14 +132,25 @@ pub fn format_pvalue(p: f64) -> String {
     if p < 1e-3 && p > 0.0 { format!("{p:.1e}") } else { format!("{p:.3}") }
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+/// One CSV field (RFC 4180): quoted, with `"` doubled, when it holds a comma, a quote or a line
+/// break (`\n` or `\r`); as it is otherwise. The one CSV writer of the workspace's reports.
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
 }
 
 #[cfg(test)]
 #[allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_fields_quote_separators_quotes_and_both_line_breaks() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("one\ntwo"), "\"one\ntwo\"");
+        assert_eq!(csv_field("one\rtwo"), "\"one\rtwo\"");
+    }
 
     #[test]
     fn small_pvalues_keep_their_digits() {

@@ -32,6 +32,10 @@ pub enum Error {
     /// A setting is invalid.
     #[error("invalid setting: {0}")]
     Config(String),
+    /// The dev set cannot choose checkpoints (one class only): training would stop on a
+    /// meaningless AUC.
+    #[error("dev set: {0} (the dev AUC picks the best checkpoint and drives early stopping)")]
+    DevSet(dialeval_common::AucError),
     /// A model was trained on another pretrained encoder's vectors than the ones given.
     #[error("the model was trained on the vectors of encoder {expected}, but was given those of {found}")]
     EncoderMismatch {

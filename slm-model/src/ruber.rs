@@ -643,7 +643,7 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
         }
         let valid = model.valid();
         let scores = score_pairs(&valid, config, cache, &dev_pairs, &Device::flex())?;
-        let auc = roc_auc(&scores, &dev_labels).unwrap_or(0.5);
+        let auc = roc_auc(&scores, &dev_labels).map_err(Error::DevSet)?;
         let log =
             RuberEpoch { epoch, train_loss: total / steps as f64, dev_auc: auc, dev_accuracy: accuracy(&scores, &dev_labels).unwrap_or(0.0), lr: state.lr, seconds: started.elapsed().as_secs_f64() };
         if state.finish_epoch(epoch, auc, config.lr_decay) {

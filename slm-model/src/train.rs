@@ -238,7 +238,7 @@ pub(crate) fn append_log(path: &Path, line: &impl Serialize) -> Result<()> {
     writeln!(file, "{text}").map_err(|e| Error::io(path, e))
 }
 
-pub use dialeval_common::roc_auc;
+pub use dialeval_common::{AucError, roc_auc};
 
 /// Share of scores on the right side of 0.5 for their 0/1 labels; `None` for no scores.
 pub fn accuracy(scores: &[f64], labels: &[u8]) -> Option<f64> {
@@ -251,11 +251,26 @@ pub fn scores_against(pairs: &[TrainingPair], scores: &[f64], kind: PairKind) ->
     pairs.iter().zip(scores).filter(|(p, _)| p.kind == PairKind::Positive || p.kind == kind).map(|(p, s)| (*s, p.label())).unzip()
 }
 
-/// ROC AUC of the positive pairs against the negatives of one `kind` (`None` when either is
-/// missing).
-pub fn auc_against(pairs: &[TrainingPair], scores: &[f64], kind: PairKind) -> Option<f64> {
+/// ROC AUC of the positive pairs against the negatives of one `kind`.
+///
+/// # Errors
+/// [`AucError::LengthMismatch`] when there is not one score per pair, [`AucError::OneClass`]
+/// when the positives or the negatives of `kind` are missing.
+pub fn auc_against(pairs: &[TrainingPair], scores: &[f64], kind: PairKind) -> std::result::Result<f64, AucError> {
+    if pairs.len() != scores.len() {
+        return Err(AucError::LengthMismatch { scores: scores.len(), labels: pairs.len() });
+    }
     let (s, l) = scores_against(pairs, scores, kind);
     roc_auc(&s, &l)
+}
+
+/// A dev set fit to choose checkpoints: ROC AUC picks the best epoch and drives early
+/// stopping, so both classes must be there.
+///
+/// # Errors
+/// [`Error::DevSet`] naming the class counts.
+pub fn check_dev_labels(labels: &[u8]) -> Result<()> {
+    roc_auc(&vec![0.0; labels.len()], labels).map(|_| ()).map_err(Error::DevSet)
 }
 
 fn model_config(f: &Featurizer, c: &TrainConfig) -> SlmConfig {
@@ -383,6 +398,7 @@ pub fn train(
     let train_examples = featurize(&featurizer, train_pairs, vectors)?;
     let dev_examples = featurize(&featurizer, dev_pairs, vectors)?;
     let dev_labels: Vec<u8> = dev_examples.iter().map(|e| e.label).collect();
+    check_dev_labels(&dev_labels)?;
     let mut logs = Vec::new();
     let log_path = dir.join("log.jsonl");
     while let Some(epoch) = state.next_epoch(config.epochs, config.patience) {
@@ -402,7 +418,7 @@ pub fn train(
         }
         let valid = model.valid();
         let scores = predict(&valid, &featurizer, &dev_examples, config.mode, false, 64, &Device::flex())?;
-        let auc = roc_auc(&scores, &dev_labels).unwrap_or(0.5);
+        let auc = roc_auc(&scores, &dev_labels).map_err(Error::DevSet)?;
         let log =
             EpochLog { epoch, train_loss: total / steps as f64, dev_accuracy: accuracy(&scores, &dev_labels).unwrap_or(0.0), dev_auc: auc, lr: state.lr, seconds: started.elapsed().as_secs_f64() };
         if state.finish_epoch(epoch, auc, config.lr_decay) {
@@ -477,9 +493,12 @@ mod tests {
 
     #[test]
     fn auc_by_hand() {
-        assert_eq!(roc_auc(&[0.1, 0.4, 0.35, 0.8], &[0, 0, 1, 1]), Some(0.75));
-        assert_eq!(roc_auc(&[0.5, 0.5], &[0, 1]), Some(0.5));
-        assert_eq!(roc_auc(&[0.5], &[1]), None);
+        assert_eq!(roc_auc(&[0.1, 0.4, 0.35, 0.8], &[0, 0, 1, 1]), Ok(0.75));
+        assert_eq!(roc_auc(&[0.5, 0.5], &[0, 1]), Ok(0.5));
+        assert_eq!(roc_auc(&[0.5], &[1]), Err(AucError::OneClass { positives: 1, negatives: 0 }));
+        assert_eq!(roc_auc(&[0.5, 0.1], &[1]), Err(AucError::LengthMismatch { scores: 2, labels: 1 }));
+        assert!(matches!(check_dev_labels(&[1, 1, 1]), Err(Error::DevSet(AucError::OneClass { positives: 3, negatives: 0 }))));
+        assert!(check_dev_labels(&[1, 0]).is_ok());
     }
 
     #[test]

@@ -74,3 +74,26 @@ fn resumed_training_equals_an_uninterrupted_run() {
     let _ = std::fs::remove_dir_all(whole);
     let _ = std::fs::remove_dir_all(split);
 }
+
+/// A dev set of one class cannot choose a checkpoint: training stops with a typed error before
+/// the first epoch, never on an AUC of 0.5.
+#[test]
+fn one_class_dev_set_is_a_typed_error() {
+    use dialeval_datasets::pairs::PairKind;
+    use dialeval_slm_model::Error;
+    use dialeval_slm_model::train::AucError;
+    let pair = |i: usize, kind: PairKind| TrainingPair {
+        id: format!("p{i}"),
+        context: vec![format!("hello number {i} how are you")],
+        response: format!("fine thanks {i}"),
+        kind,
+        context_amr: vec![None],
+        response_amr: None,
+    };
+    let train_pairs: Vec<TrainingPair> = (0..8).map(|i| pair(i, if i % 2 == 0 { PairKind::Positive } else { PairKind::RandomNegative })).collect();
+    let dev_pairs: Vec<TrainingPair> = (8..12).map(|i| pair(i, PairKind::Positive)).collect();
+    let out = dir("one-class");
+    let err = train(&train_pairs, &dev_pairs, &config(1), &out, None, &|_, _, _| panic!("no epoch may start")).unwrap_err();
+    assert!(matches!(err, Error::DevSet(AucError::OneClass { positives: 4, negatives: 0 })), "{err}");
+    assert!(err.to_string().contains("4 positives and 0 negatives"), "{err}");
+}
