@@ -76,6 +76,10 @@ impl AmrParser for CommandAmrParser {
         Some(&self.program)
     }
 
+    fn identity(&self) -> String {
+        std::iter::once(format!("command {}", self.program)).chain(self.args.iter().cloned()).collect::<Vec<_>>().join(" ")
+    }
+
     fn parse_batch(&self, sentences: &[&str]) -> Vec<Result<Parsed>> {
         let asked: Vec<&str> = sentences.iter().copied().filter(|s| empty_sentence_graph(s).is_none()).collect();
         let mut blocks = match self.run(&asked) {

@@ -85,6 +85,14 @@ pub trait AmrParser {
         None
     }
 
+    /// Everything its graphs depend on, as one line: the kind and, for an LLM, the endpoint,
+    /// the served and requested model and a fingerprint of the prompt and settings; for a
+    /// command, the exact command line. Stores of parsed graphs are keyed by it, so graphs of
+    /// two parsers are never mixed.
+    fn identity(&self) -> String {
+        format!("{} model={}", self.name(), self.model().unwrap_or("-"))
+    }
+
     /// One result per sentence, in order; a sentence that fails is its own typed error.
     fn parse_batch(&self, sentences: &[&str]) -> Vec<Result<Parsed>>;
 
@@ -104,6 +112,9 @@ impl<P: AmrParser + ?Sized> AmrParser for &P {
     fn model(&self) -> Option<&str> {
         (**self).model()
     }
+    fn identity(&self) -> String {
+        (**self).identity()
+    }
     fn parse_batch(&self, sentences: &[&str]) -> Vec<Result<Parsed>> {
         (**self).parse_batch(sentences)
     }
@@ -115,6 +126,9 @@ impl<P: AmrParser + ?Sized> AmrParser for Box<P> {
     }
     fn model(&self) -> Option<&str> {
         (**self).model()
+    }
+    fn identity(&self) -> String {
+        (**self).identity()
     }
     fn parse_batch(&self, sentences: &[&str]) -> Vec<Result<Parsed>> {
         (**self).parse_batch(sentences)

@@ -160,6 +160,18 @@ impl<C: ChatClient> AmrParser for LlmAmrParser<C> {
         Some(&self.config.model)
     }
 
+    fn identity(&self) -> String {
+        // FNV-1a over everything the prompt is made of: the conventions and the gold examples.
+        let mut h = 0xcbf2_9ce4_8422_2325_u64;
+        for part in std::iter::once(CONVENTIONS).chain(self.shots.iter().flat_map(|(s, g)| [s.as_str(), g.as_str()])) {
+            for b in part.bytes().chain([0xff]) {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        let c = &self.config;
+        format!("llm endpoint=[{}] model={} examples={} repair_rounds={} max_tokens={} prompt={h:016x}", self.client.identity(), c.model, c.examples, c.repair_rounds, c.max_tokens)
+    }
+
     /// Up to the client's concurrency in parallel; results in sentence order.
     fn parse_batch(&self, sentences: &[&str]) -> Vec<Result<Parsed>> {
         let next = AtomicUsize::new(0);

@@ -18,6 +18,9 @@ impl<C: ChatClient> ChatClient for Counting<C> {
         self.1.fetch_add(1, Ordering::SeqCst);
         self.0.complete(request)
     }
+    fn identity(&self) -> String {
+        self.0.identity()
+    }
 }
 
 #[test]

@@ -25,15 +25,39 @@ pub struct ParsedMissing {
     pub failures: Vec<(String, String)>,
 }
 
-/// Parses the utterances of `items` that none of `files` (nor `dir/parsed-<parser>.amr.txt`,
-/// the output of earlier runs) has a graph for, in batches of 8, calling `progress(done, total)`.
+/// The file of `parser`'s graphs in `dir`: `parsed-<name>-<16 hex digits of the sha256 of its
+/// identity>.amr.txt` ([`AmrParser::identity`]), so each parser identity has its own store.
+pub fn parsed_file(parser: &dyn AmrParser, dir: &Path) -> PathBuf {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(parser.identity().as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    dir.join(format!("parsed-{}-{hex}.amr.txt", parser.name()))
+}
+
+const IDENTITY_TAG: &str = "# ::parser-identity ";
+
+/// Parses the utterances of `items` that none of `files` (nor [`parsed_file`], this parser's
+/// output of earlier runs) has a graph for, in batches of 8, calling `progress(done, total)`.
+/// The store starts with a comment naming the parser's full identity; a store whose comment
+/// names another identity is refused, never mixed.
 ///
 /// # Errors
 /// Unreadable AMR files or an unwritable output; [`Error::Config`] when the parser failed on
-/// every sentence (an endpoint or command that does not work at all).
+/// every sentence (an endpoint or command that does not work at all) or the store belongs to
+/// another parser identity.
 pub fn parse_missing(parser: &dyn AmrParser, items: &[DialogueItem], files: &[PathBuf], dir: &Path, progress: &dyn Fn(usize, usize)) -> Result<ParsedMissing> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let file = dir.join(format!("parsed-{}.amr.txt", parser.name()));
+    let file = parsed_file(parser, dir);
+    let identity = parser.identity();
+    if file.is_file() {
+        let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
+        let found = text.lines().next().and_then(|l| l.strip_prefix(IDENTITY_TAG));
+        if found != Some(identity.as_str()) {
+            return Err(Error::Config(format!("{} holds graphs of parser {:?}, not of {identity:?}; move it away to parse afresh", file.display(), found.unwrap_or("(no identity line)"))));
+        }
+    } else {
+        std::fs::write(&file, format!("{IDENTITY_TAG}{identity}\n\n")).map_err(|e| Error::io(&file, e))?;
+    }
     let mut known_files = files.to_vec();
     if file.is_file() {
         known_files.push(file.clone());

@@ -30,3 +30,25 @@ fn uncovered_utterances_are_parsed_once_and_kept() {
     assert!(dialeval_eval::parse::parse_missing(&broken, &more, &[], &dir, &|_, _| {}).is_err(), "a parser that fails on everything is an error");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn each_parser_identity_has_its_own_store() {
+    let dir = std::env::temp_dir().join(format!("dialeval-eval-parse-identity-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let script = dialeval_testkit::workspace_dir().join("amr-parse/tests/fixtures/fake_parser.py");
+    let one = CommandAmrParser::new("python3", vec![script.display().to_string()]);
+    // The same script under another command line is another parser: its graphs are its own.
+    let other = CommandAmrParser::new("python3", vec!["-B".into(), script.display().to_string()]);
+    let items = vec![item("1", "do you like tea", "yes green tea", "i do")];
+    let a = dialeval_eval::parse::parse_missing(&one, &items, &[], &dir, &|_, _| {}).unwrap_or_else(|e| panic!("{e}"));
+    let b = dialeval_eval::parse::parse_missing(&other, &items, &[], &dir, &|_, _| {}).unwrap_or_else(|e| panic!("{e}"));
+    assert_ne!(a.file, b.file);
+    assert_eq!((a.stats.sentences, b.stats.sentences), (3, 3), "nothing reused across identities");
+    let header = std::fs::read_to_string(&b.file).unwrap_or_else(|e| panic!("{e}"));
+    assert!(header.starts_with(&format!("# ::parser-identity command python3 -B {}\n", script.display())), "{header}");
+    // A store whose identity line names another parser is refused, not mixed.
+    std::fs::write(&a.file, "# ::parser-identity command something-else\n\n").unwrap_or_else(|e| panic!("{e}"));
+    let err = dialeval_eval::parse::parse_missing(&one, &items, &[], &dir, &|_, _| {}).unwrap_err().to_string();
+    assert!(err.contains("something-else") && err.contains("move it away"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

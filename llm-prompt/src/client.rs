@@ -78,6 +78,14 @@ pub trait ChatClient: Send + Sync {
     fn concurrency(&self) -> usize {
         1
     }
+
+    /// Who answers: for a served endpoint its normalised base URL and the model identity the
+    /// server reports. [`CachedClient`] keys every answer by it, so two servers serving the
+    /// same model name never share answers. Empty for a client with no server behind it; a
+    /// wrapper (a counter, a rate limiter) forwards its inner client's.
+    fn identity(&self) -> String {
+        String::new()
+    }
 }
 
 impl<C: ChatClient + ?Sized> ChatClient for &C {
@@ -86,6 +94,9 @@ impl<C: ChatClient + ?Sized> ChatClient for &C {
     }
     fn concurrency(&self) -> usize {
         (**self).concurrency()
+    }
+    fn identity(&self) -> String {
+        (**self).identity()
     }
 }
 
@@ -96,6 +107,9 @@ impl<C: ChatClient + ?Sized> ChatClient for Box<C> {
     fn concurrency(&self) -> usize {
         (**self).concurrency()
     }
+    fn identity(&self) -> String {
+        (**self).identity()
+    }
 }
 
 impl<C: ChatClient + ?Sized> ChatClient for std::sync::Arc<C> {
@@ -104,6 +118,9 @@ impl<C: ChatClient + ?Sized> ChatClient for std::sync::Arc<C> {
     }
     fn concurrency(&self) -> usize {
         (**self).concurrency()
+    }
+    fn identity(&self) -> String {
+        (**self).identity()
     }
 }
 
@@ -172,6 +189,8 @@ pub struct OpenAiClient {
     agent: ureq::Agent,
     limit: Limit,
     jitter: Mutex<u64>,
+    /// The models `GET /models` lists, asked once.
+    served: std::sync::OnceLock<String>,
 }
 
 impl std::fmt::Debug for OpenAiClient {
@@ -192,7 +211,36 @@ impl OpenAiClient {
         }
         let agent = ureq::AgentBuilder::new().timeout(config.timeout).build();
         let limit = Limit { free: Mutex::new(config.concurrency), cv: Condvar::new() };
-        Ok(Self { config, agent, limit, jitter: Mutex::new(0x2545_F491_4F6C_DD1D) })
+        Ok(Self { config, agent, limit, jitter: Mutex::new(0x2545_F491_4F6C_DD1D), served: std::sync::OnceLock::new() })
+    }
+
+    /// The base URL as the cache keys see it: trimmed, no trailing `/`, scheme and host in
+    /// lower case (`HTTP://Host:8089/v1/` and `http://host:8089/v1` are one endpoint).
+    pub fn normalised_base_url(&self) -> String {
+        normalise_base_url(&self.config.base_url)
+    }
+
+    /// The ids of the models the server lists at `GET {base}/models`, sorted and joined by
+    /// `,`; empty when it lists none or does not answer (asked once per client).
+    pub fn served_models(&self) -> String {
+        self.served
+            .get_or_init(|| {
+                let url = format!("{}/models", self.config.base_url.trim().trim_end_matches('/'));
+                let mut call = self.agent.get(&url).timeout(Duration::from_secs(10));
+                if let Some(key) = self.config.api_key_env.as_deref().and_then(|v| std::env::var(v).ok()).filter(|k| !k.is_empty()) {
+                    call = call.set("Authorization", &format!("Bearer {key}"));
+                }
+                let listed = call.call().ok().and_then(|r| r.into_json::<Value>().ok());
+                let mut ids: Vec<String> = listed
+                    .as_ref()
+                    .and_then(|v| v.get("data"))
+                    .and_then(Value::as_array)
+                    .map(|models| models.iter().filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_owned)).collect())
+                    .unwrap_or_default();
+                ids.sort();
+                ids.join(",")
+            })
+            .clone()
     }
 
     fn url(&self) -> String {
@@ -302,14 +350,33 @@ impl ChatClient for OpenAiClient {
     fn concurrency(&self) -> usize {
         self.config.concurrency
     }
+
+    fn identity(&self) -> String {
+        format!("openai-compatible {} models [{}]", self.normalised_base_url(), self.served_models())
+    }
+}
+
+/// See [`OpenAiClient::normalised_base_url`].
+fn normalise_base_url(url: &str) -> String {
+    let url = url.trim().trim_end_matches('/');
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let (host, path) = rest.split_once('/').map_or((rest, ""), |(h, p)| (h, p));
+            let path = if path.is_empty() { String::new() } else { format!("/{path}") };
+            format!("{}://{}{path}", scheme.to_ascii_lowercase(), host.to_ascii_lowercase())
+        }
+        None => url.to_owned(),
+    }
 }
 
 fn snippet(s: &str) -> String {
     s.chars().take(300).collect()
 }
 
-/// Wraps a client with an on-disk cache keyed by the SHA-256 of the whole request: a killed
-/// and restarted run repeats no finished call. Entries are written atomically (temporary file,
+/// Wraps a client with an on-disk cache keyed by the SHA-256 of the answering server's
+/// identity ([`ChatClient::identity`]: endpoint and served model) and the whole request: a
+/// killed and restarted run repeats no finished call, and another server never replays this
+/// one's answers. Entries are written atomically (temporary file,
 /// then rename); an unreadable entry counts as a miss and is rewritten.
 #[derive(Debug)]
 pub struct CachedClient<C> {
@@ -328,13 +395,14 @@ impl<C: ChatClient> CachedClient<C> {
         Ok(Self { inner, dir })
     }
 
-    /// The cache key of a request: sha256 of its JSON (model, messages, temperature, limits,
+    /// The cache key of a request sent to the server `identity` ([`ChatClient::identity`]):
+    /// sha256 of the identity and the request's JSON (model, messages, temperature, limits,
     /// logprobs, seed).
     ///
     /// # Errors
     /// [`Error::Config`] if the request cannot be serialised.
-    pub fn key(request: &ChatRequest) -> Result<String> {
-        let canonical = serde_json::to_vec(request).map_err(|e| Error::Config(format!("request not serialisable for the cache key: {e}")))?;
+    pub fn key(identity: &str, request: &ChatRequest) -> Result<String> {
+        let canonical = serde_json::to_vec(&(identity, request)).map_err(|e| Error::Config(format!("request not serialisable for the cache key: {e}")))?;
         Ok(Sha256::digest(&canonical).iter().map(|b| format!("{b:02x}")).collect())
     }
 
@@ -350,7 +418,7 @@ impl<C: ChatClient> CachedClient<C> {
 
 impl<C: ChatClient> ChatClient for CachedClient<C> {
     fn complete(&self, request: &ChatRequest) -> Result<ChatResponse> {
-        let key = Self::key(request)?;
+        let key = Self::key(&self.inner.identity(), request)?;
         let path = self.path(&key);
         if let Some(mut hit) = std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str::<ChatResponse>(&t).ok()) {
             hit.cached = true;
@@ -371,5 +439,9 @@ impl<C: ChatClient> ChatClient for CachedClient<C> {
 
     fn concurrency(&self) -> usize {
         self.inner.concurrency()
+    }
+
+    fn identity(&self) -> String {
+        self.inner.identity()
     }
 }

@@ -101,3 +101,29 @@ fn cache_answers_repeated_requests_without_calls() {
     assert!(!cached.complete(&other).unwrap().cached, "a different request is a different key");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn cached_answers_belong_to_the_server_that_gave_them() {
+    const OTHER_BODY: &str = r#"{"choices":[{"message":{"role":"assistant","content":"Coherence: 1"}}]}"#;
+    let (first_url, first_hits) = serve(vec![(200, vec![], OK_BODY.into())]);
+    let (second_url, second_hits) = serve(vec![(200, vec![], OTHER_BODY.into())]);
+    let dir = std::env::temp_dir().join(format!("dialeval-cache-endpoint-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let first = CachedClient::new(client(&first_url, 2000, 0), &dir).unwrap();
+    assert_eq!(first.complete(&request()).unwrap().content, "Coherence: 4");
+    // Same model name, same request, same folder, another endpoint: asked, not replayed.
+    let second = CachedClient::new(client(&second_url, 2000, 0), &dir).unwrap();
+    let answer = second.complete(&request()).unwrap();
+    assert!(!answer.cached);
+    assert_eq!(answer.content, "Coherence: 1");
+    assert_eq!((first_hits.count(), second_hits.count()), (1, 1));
+    // Each server's answer is then served from the cache, to it alone.
+    assert_eq!(first.complete(&request()).unwrap().content, "Coherence: 4");
+    assert_eq!(second.complete(&request()).unwrap().content, "Coherence: 1");
+    assert_eq!((first_hits.count(), second_hits.count()), (1, 1));
+    // The identity is the normalised URL and the model the server lists.
+    let id = client(&first_url.replace("http://", "HTTP://"), 2000, 0).identity();
+    assert!(id.contains(&first_url) && id.contains(dialeval_testkit::http::SERVED_MODEL), "{id}");
+    assert_eq!(client(&format!("{first_url}/"), 2000, 0).identity(), client(&first_url, 2000, 0).identity());
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -95,6 +95,9 @@ impl<C: ChatClient> ChatClient for Counting<C> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         self.inner.complete(request)
     }
+    fn identity(&self) -> String {
+        self.inner.identity()
+    }
 }
 
 #[test]

@@ -26,6 +26,8 @@ impl Requests {
 
 /// Serves `responses` in order (the last one repeats) on 127.0.0.1, one connection per request,
 /// for up to 64 requests. Returns the base URL (`http://127.0.0.1:PORT/v1`) and the requests.
+/// `GET …/models` (a client asking which model is served) is answered with
+/// [`SERVED_MODEL`] and is neither counted nor given a canned response.
 pub fn serve(responses: Vec<Canned>) -> (String, Requests) {
     assert!(!responses.is_empty(), "serve needs at least one response");
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -35,7 +37,12 @@ pub fn serve(responses: Vec<Canned>) -> (String, Requests) {
     std::thread::spawn(move || {
         for stream in listener.incoming().take(64) {
             let Ok(mut stream) = stream else { continue };
-            let body = read_request(&mut stream);
+            let (line, body) = read_request(&mut stream);
+            if line.starts_with("GET ") && line.split_whitespace().nth(1).is_some_and(|p| p.ends_with("/models")) {
+                let models = format!("{{\"object\":\"list\",\"data\":[{{\"id\":\"{SERVED_MODEL}\"}}]}}");
+                let _ = stream.write_all(format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{models}", models.len()).as_bytes());
+                continue;
+            }
             let k = {
                 let mut bodies = seen.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                 bodies.push(body);
@@ -52,14 +59,21 @@ pub fn serve(responses: Vec<Canned>) -> (String, Requests) {
     (url, requests)
 }
 
-/// Reads one request's head and returns its body.
-fn read_request(stream: &mut TcpStream) -> String {
+/// The model id [`serve`] lists at `GET …/models`.
+pub const SERVED_MODEL: &str = "scripted-model";
+
+/// Reads one request and returns its request line and body.
+fn read_request(stream: &mut TcpStream) -> (String, String) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut len = 0;
+    let mut first = String::new();
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
             break;
+        }
+        if first.is_empty() {
+            first = line.trim_end().to_owned();
         }
         if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
             len = v.trim().parse().unwrap_or(0);
@@ -67,5 +81,5 @@ fn read_request(stream: &mut TcpStream) -> String {
     }
     let mut body = vec![0; len];
     let _ = reader.read_exact(&mut body);
-    String::from_utf8_lossy(&body).into_owned()
+    (first, String::from_utf8_lossy(&body).into_owned())
 }
