@@ -128,12 +128,12 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             let test_scores = scorer.score(&test_pairs, None)?;
             // The rest of the test set has no graphs: a graph-only model scores it blind.
             let rest_scores = if mode == Mode::GraphOnly { Vec::new() } else { scorer.score(&rest_pairs, None)? };
-            let rest_auc = |kind| auc_against(&rest_pairs, &rest_scores, kind); // None without scores
+            let rest_auc = |kind| auc_against(&rest_pairs, &rest_scores, kind).ok(); // None without scores
             let row = json!({
                 "mode": mode, "seed": seed, "epochs_run": seconds.len(), "epochs_this_process": logs.len(),
                 "seconds_per_epoch": seconds.iter().sum::<f64>() / seconds.len().max(1) as f64,
-                "test100_auc_adversarial": auc_against(&test_pairs, &test_scores, PairKind::AdversarialNegative),
-                "test100_auc_random": auc_against(&test_pairs, &test_scores, PairKind::RandomNegative),
+                "test100_auc_adversarial": auc_against(&test_pairs, &test_scores, PairKind::AdversarialNegative).ok(),
+                "test100_auc_random": auc_against(&test_pairs, &test_scores, PairKind::RandomNegative).ok(),
                 "test_rest_auc_adversarial": rest_auc(PairKind::AdversarialNegative),
                 "test_rest_auc_random": rest_auc(PairKind::RandomNegative),
                 "usr_scores": scorer.score(&usr_pairs, None)?,

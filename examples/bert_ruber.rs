@@ -170,10 +170,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 cache.fill(&encoder, &texts, &|_, _| {})?;
                 let pairs: Vec<(&str, &str)> = queries.iter().map(String::as_str).zip(test_pairs.iter().map(|p| p.response.as_str())).collect();
                 let scores = RuberScorer::load(out, Device::flex())?.score(&cache, &pairs)?;
-                let auc = |kind| dialeval_slm_model::train::auc_against(&test_pairs, &scores, kind);
+                let auc = |kind| dialeval_slm_model::train::auc_against(&test_pairs, &scores, kind).ok();
                 let labels: Vec<u8> = test_pairs.iter().map(dialeval_datasets::pairs::TrainingPair::label).collect();
                 use dialeval_datasets::pairs::PairKind;
-                let test = json!({"pairs": test_pairs.len(), "auc": dialeval_common::roc_auc(&scores, &labels), "auc_random": auc(PairKind::RandomNegative), "auc_adversarial": auc(PairKind::AdversarialNegative)});
+                let test = json!({"pairs": test_pairs.len(), "auc": dialeval_common::roc_auc(&scores, &labels).ok(), "auc_random": auc(PairKind::RandomNegative), "auc_adversarial": auc(PairKind::AdversarialNegative)});
                 std::fs::write(out.join("test.json"), serde_json::to_string_pretty(&test)?)?;
                 println!("{}", json!({ "test": test }));
             }

@@ -23,7 +23,7 @@ use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LengthFamily, LexicalFamily, LlmFamily, MemoEmbedder, SlmFamily, SmatchFamily};
 use dialeval_eval::models::{CheckpointIdentity, ModelSource, RetrainData, SharedCache, cpu, default_cache_dir};
-use dialeval_eval::{Analysis, Event, FamilyCache, HumanScores, Pipeline};
+use dialeval_eval::{Evaluation, Event, FamilyCache, Pipeline};
 use dialeval_examples::Progress;
 use dialeval_llm_prompt::prompt::{Templates, Variant};
 use dialeval_llm_prompt::{CachedClient, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
@@ -121,6 +121,10 @@ struct Args {
     /// references: `max` (bert-score's rule) or `mean`. BLEU, ROUGE and METEOR keep their own.
     #[arg(long, default_value = "max", value_parser = dialeval_examples::serde_value::<MultiRef>)]
     references: MultiRef,
+    /// Fail on a malformed block of an AMR file instead of skipping it (the default skips it,
+    /// names it with file and line on stderr and in report.md, and serves the file's other graphs).
+    #[arg(long)]
+    strict_amr: bool,
 }
 
 fn main() -> ExitCode {
@@ -133,7 +137,12 @@ fn run(args: Args) -> AnyResult<()> {
     if let Some(choice) = &args.amr_parser {
         amr_files.push(parse_missing(&args, choice, &items, &amr_files)?);
     }
-    let amr = AmrIndex::load(&amr_files)?;
+    // Lenient by default: a malformed block is skipped and named (here and in report.md), the
+    // file's other graphs are served; --strict-amr makes it an error.
+    let amr = if args.strict_amr { AmrIndex::load(&amr_files)? } else { AmrIndex::load_lenient(&amr_files)? };
+    for bad in &amr.malformed {
+        eprintln!("evaluate: AMR block skipped: {bad} (--strict-amr makes this an error)");
+    }
     let coverage = amr.attach(&mut items);
     eprintln!("evaluate: {} items of {:?}; AMR for {} of {} utterances", items.len(), args.corpus, coverage.with_amr, coverage.turns);
     let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&args.out.join("metrics"))?);
@@ -206,14 +215,10 @@ fn run(args: Args) -> AnyResult<()> {
         }
     }
     let bar = std::sync::Mutex::new(None::<Progress>);
-    let scored = pipeline.run(&items, &|event| report(event, &bar))?;
-    let human = HumanScores::of(&items);
-    let systems: Vec<Option<String>> = items.iter().map(|i| i.system.clone()).collect();
-    let lengths: Vec<Option<f64>> = items.iter().map(|i| i.response.as_ref().map(|r| dialeval_common::word_count(&r.text) as f64)).collect();
-    let analysis = Analysis::of(&scored.table, &human, &systems, &lengths, &Default::default())?;
-    dialeval_eval::write::write_all(&args.out, &items, &scored.table, &human, &analysis, &scored.runs)?;
-    println!("{}", dialeval_eval::write::summary_markdown(&analysis));
-    for r in &scored.runs {
+    let done = Evaluation::with_pipeline(&items, pipeline).observe(|event| report(event, &bar)).run()?;
+    done.write(&args.out)?;
+    println!("{}", dialeval_eval::write::summary_markdown(&done.analysis));
+    for r in &done.runs {
         eprintln!("evaluate: {:>10}: {:6.1} s", r.family, r.seconds);
     }
     eprintln!("evaluate: report in {}", args.out.join("report.md").display());

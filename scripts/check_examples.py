@@ -98,7 +98,7 @@ with tempfile.TemporaryDirectory() as tmp:
         sys.exit("FAILED: amr_parse provenance")
 print("amr_parse: command parser over the line protocol, 8 graphs with provenance and Smatch against gold")
 # dataset_stats on every corpus kind
-stats_runs = [("grade", root / "datasets/tests/fixtures/grade/evaluation", "items", 4),
+stats_runs = [("grade", root / "datasets/tests/fixtures/grade/evaluation", "items", 7),
               ("jsonl", root / "datasets/tests/fixtures/user.jsonl", "items", 2)]
 if (shared / "data").is_dir():
     d = shared / "data"
@@ -155,7 +155,7 @@ with tempfile.TemporaryDirectory() as tmp:
     cmd = [str(examples / "evaluate"), "--out", tmp, "--skip", "llm"]
     first = subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 1200
-    while not (Path(tmp) / "metrics/bert_ruber.json").exists():
+    while not any((Path(tmp) / "metrics/bert_ruber").glob("*.json")):
         if first.poll() is not None or time.time() > deadline:
             sys.exit(f"FAILED: evaluate ended before caching bert_ruber: {first.stderr.read()}")
         time.sleep(1)
@@ -199,12 +199,26 @@ with tempfile.TemporaryDirectory() as tmp:
     cmd = [str(examples / "evaluate"), "--corpus", "jsonl", "--input", str(root / "datasets/tests/fixtures/user.jsonl"), "--amr-parser", f"command:python3 {fake}",
            "--skip", "llm,bert_ruber,slm,embedding", "--out", tmp]
     done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
-    if done.returncode != 0 or "AMR for 5 of 5 utterances" not in done.stderr or "# ::parser command" not in (Path(tmp) / "amr/parsed-command.amr.txt").read_text():
+    if done.returncode != 0 or "AMR for 5 of 5 utterances" not in done.stderr or "# ::parser command" not in "".join(f.read_text() for f in (Path(tmp) / "amr").glob("parsed-command-*.amr.txt")):
         sys.exit(f"FAILED: evaluate --amr-parser command: {done.stderr}")
     again = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
     if "sentences: 0" not in again.stderr or "smatch: cached" not in again.stderr:
         sys.exit(f"FAILED: evaluate --amr-parser did not reuse its graphs: {again.stderr}")
 print("evaluate --amr-parser command: every utterance parsed once, graphs reused on the next run")
+# evaluate on GRADE's release layout: IDs run on across cells, each item on its cell's line
+with tempfile.TemporaryDirectory() as tmp:
+    cmd = [str(examples / "evaluate"), "--corpus", "grade", "--input", str(root / "datasets/tests/fixtures/grade/evaluation"), "--subset", "convai2",
+           "--skip", "llm,bert_ruber,slm,embedding,smatch", "--out", tmp]
+    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"FAILED: evaluate --corpus grade: {done.stderr}")
+    lines = [json.loads(line) for line in (Path(tmp) / "scores.jsonl").read_text().splitlines()]
+    got = [(line["id"], line["response"], line["human"].get("Coherence")) for line in lines]
+    want = [("grade-convai2-bert_ranker-0", "I love fresh bread .", 41 / 9), ("grade-convai2-bert_ranker-1", "I like the weather .", 16 / 11),
+            ("grade-convai2-toy_model-0", "Where do you hike ?", 46 / 11), ("grade-convai2-toy_model-1", "Rex is a nice name .", 4.0)]
+    if len(got) != len(want) or any(g[:2] != w[:2] or g[2] is None or abs(g[2] - w[2]) > 1e-9 for g, w in zip(got, want)):
+        sys.exit(f"FAILED: evaluate --corpus grade joined {got}")
+print("evaluate --corpus grade: the release layout (IDs across cells) joined line by line")
 # multi-reference sanity check: DailyDialog++ positives as references for each other
 with tempfile.TemporaryDirectory() as tmp:
     done = subprocess.run([str(examples / "multiref_ddpp"), "--out", tmp], cwd=root, capture_output=True, text=True)

@@ -58,7 +58,7 @@
 //!
 //! let metric = [0.1, 0.4, 0.35, 0.8, 0.7, 0.2];
 //! let human = [1.0, 3.0, 2.0, 5.0, 4.0, 2.0];
-//! let rho = spearman(&metric, &human);
+//! let rho = spearman(&metric, &human)?;
 //! println!("Spearman {:.3} (p = {:.3}, n = {}), Pearson {:.3}", rho.statistic, rho.pvalue, rho.n, pearson(&metric, &human)?.statistic);
 //! assert!(rho.statistic > 0.9);
 //! # }
@@ -74,7 +74,7 @@
 //! ```
 //! # #[cfg(feature = "eval")] {
 //! use dialeval::eval::families::{LengthFamily, LexicalFamily};
-//! use dialeval::eval::{Analysis, FamilyCache, HumanScores, Pipeline};
+//! use dialeval::eval::Evaluation;
 //!
 //! let dir = std::env::temp_dir().join(format!("dialeval-facade-doc-{}", std::process::id()));
 //! std::fs::create_dir_all(&dir)?;
@@ -86,17 +86,34 @@
 //! std::fs::write(dir.join("items.jsonl"), lines.join("\n"))?;
 //! let items = dialeval::datasets::jsonl::load(&dir.join("items.jsonl"))?;
 //!
-//! let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&dir.join("metrics"))?);
-//! pipeline.add(LengthFamily).add(LexicalFamily::new()?);
-//! let scored = pipeline.run(&items, &|_| {})?;
-//! let human = HumanScores::of(&items);
-//! let lengths: Vec<Option<f64>> = items.iter().map(|i| i.response.as_ref().map(|r| dialeval::common::word_count(&r.text) as f64)).collect();
-//! let systems: Vec<Option<String>> = items.iter().map(|i| i.system.clone()).collect();
 //! let config = dialeval::metrics::report::ReportConfig { bootstrap: None, ..Default::default() };
-//! let analysis = Analysis::of(&scored.table, &human, &systems, &lengths, &config)?;
-//! dialeval::eval::write::write_all(&dir.join("report"), &items, &scored.table, &human, &analysis, &scored.runs)?;
+//! let report = Evaluation::of(&items)
+//!     .family(LengthFamily)
+//!     .family(LexicalFamily::new()?)
+//!     .cache(&dir.join("metrics"))?
+//!     .analysis(config)
+//!     .run()?;
+//! let best = &report.analysis.best_by_spearman[&dialeval::common::Criterion::Overall];
+//! println!("best metric for Overall: {}", best.as_str());
+//! report.write(&dir.join("report"))?;
 //! assert!(dir.join("report/correlations.json").is_file());
 //! # std::fs::remove_dir_all(&dir)?;
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+//!
+//! ## AMR for the text no file covers (feature `amr-parse`)
+//!
+//! An external parser over the line protocol, or an LLM endpoint; each parser's identity keys
+//! the store its graphs go to (`dialeval::eval::parse::parse_missing`).
+//!
+//! ```
+//! # #[cfg(feature = "amr-parse")] {
+//! use dialeval::amr_parse::{AmrParser, CommandAmrParser};
+//!
+//! let parser = CommandAmrParser::from_command_line("python3 my_parser.py --model spring")?;
+//! assert_eq!(parser.identity(), "command python3 my_parser.py --model spring");
 //! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -105,6 +122,8 @@ pub use dialeval_common as common;
 
 #[cfg(feature = "amr")]
 pub use dialeval_amr_graph as amr;
+#[cfg(feature = "amr-parse")]
+pub use dialeval_amr_parse as amr_parse;
 #[cfg(feature = "datasets")]
 pub use dialeval_datasets as datasets;
 #[cfg(feature = "eval")]

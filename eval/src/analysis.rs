@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use dialeval_common::Criterion;
 use dialeval_datasets::DialogueItem;
 use dialeval_metrics::correlation::{CorrelationKind, spearman};
-use dialeval_metrics::inference::{compare_metrics, system_level};
+use dialeval_metrics::inference::{compare_metrics_by, system_level};
 use dialeval_metrics::report::{CorrelationReport, ReportConfig, ReportRow};
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +49,20 @@ pub struct Cell {
     pub best: bool,
     /// Significantly worse than the best (Williams' test, one-sided p < 0.05).
     pub worse_than_best: bool,
+}
+
+impl Cell {
+    /// The cell's mark in tables and plots: ` ★` for the best metric of the criterion, ` ↓` for
+    /// one significantly worse than it, nothing otherwise.
+    pub fn marker(&self) -> &'static str {
+        if self.best {
+            " ★"
+        } else if self.worse_than_best {
+            " ↓"
+        } else {
+            ""
+        }
+    }
 }
 
 /// Spearman of a metric with response length in words.
@@ -104,10 +118,14 @@ pub struct WilliamsRow {
     pub metric: MetricName,
     /// Items both score.
     pub n: usize,
-    /// t statistic (Pearson on common items).
+    /// t statistic of Williams' test on the Spearman correlations (Pearson on the ranks of the
+    /// common items), the coefficient that chose the best.
     pub t: Option<f64>,
     /// One-sided p-value for "the best correlates more strongly".
     pub pvalue_one_sided: Option<f64>,
+    /// Why the test has no value (fewer than 4 common items, a perfect correlation, …).
+    #[serde(default)]
+    pub undefined: Option<String>,
 }
 
 /// Everything the report says about agreement with people.
@@ -125,7 +143,14 @@ pub struct Analysis {
     pub best_by_spearman: BTreeMap<Criterion, MetricName>,
     /// Williams' test of each metric against the best.
     pub williams_vs_best: Vec<WilliamsRow>,
+    /// What the reader should know: items left out of the system level, a system level left
+    /// out (fewer than 3 systems).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
+
+/// System-level rows need at least this many systems (with 2, every coefficient is ±1).
+pub const MIN_SYSTEMS: usize = 3;
 
 fn finite(v: f64) -> Option<f64> {
     v.is_finite().then_some(v)
@@ -166,13 +191,20 @@ impl CellWork {
             _ => None,
         };
         let mut system = Vec::new();
-        let sys: Vec<&str> = at.iter().map(|&i| systems.get(i).and_then(|s| s.as_deref()).unwrap_or("")).collect();
-        if sys.iter().any(|s| *s != sys[0]) {
+        // Items without a system are left out of the system level (the analysis notes it).
+        let (mut sx, mut sy, mut sys) = (Vec::new(), Vec::new(), Vec::new());
+        for (k, &i) in at.iter().enumerate() {
+            if let Some(s) = systems.get(i).and_then(|s| s.as_deref()) {
+                sx.push(x[k]);
+                sy.push(y[k]);
+                sys.push(s);
+            }
+        }
+        let distinct = sys.iter().collect::<std::collections::BTreeSet<_>>().len();
+        if distinct >= MIN_SYSTEMS {
             for kind in [CorrelationKind::Pearson, CorrelationKind::Spearman] {
-                // Fewer than three systems with both values leave the row out.
-                if let Ok(r) = system_level(kind, &x, &y, &sys) {
-                    system.push(SystemRow { metric: column.metric.clone(), criterion, kind, statistic: finite(r.statistic), pvalue: finite(r.pvalue), systems: r.n });
-                }
+                let r = system_level(kind, &sx, &sy, &sys)?;
+                system.push(SystemRow { metric: column.metric.clone(), criterion, kind, statistic: finite(r.statistic), pvalue: finite(r.pvalue), systems: r.n });
             }
         }
         Ok(Self { cell, rows: report.rows, system })
@@ -181,8 +213,10 @@ impl CellWork {
 
 impl Analysis {
     /// Correlates every metric of `table` with every criterion of `human`; `systems` names the
-    /// system of each item (system-level rows need at least two), `lengths` the response length
-    /// in words (`None` without a response).
+    /// system of each item (system-level rows need at least [`MIN_SYSTEMS`]; items without one
+    /// are left out of them), `lengths` the response length in words (`None` without a
+    /// response). The best metric of a criterion is the one with the highest Spearman, and ↓
+    /// (significantly worse) comes from Williams' test on Spearman correlations.
     ///
     /// # Errors
     /// A correlation that fails for another reason than too few items.
@@ -203,7 +237,7 @@ impl Analysis {
                 system_rows.extend(work.system);
             }
             let (_, x, l) = paired(&column.values, lengths);
-            let length = (x.len() >= 4).then(|| spearman(&x, &l)).and_then(|r| Some(LengthCorrelation { spearman: finite(r.statistic)?, pvalue: r.pvalue, n: x.len() }));
+            let length = (x.len() >= 4).then(|| spearman(&x, &l)).transpose()?.and_then(|r| Some(LengthCorrelation { spearman: finite(r.statistic)?, pvalue: r.pvalue, n: x.len() }));
             metrics.push(MetricSummary { metric: column.metric.clone(), n: column.count(), cells, length });
         }
         let mut best_by_spearman = BTreeMap::new();
@@ -221,24 +255,29 @@ impl Analysis {
                 let common: Vec<usize> = (0..values.len()).filter(|&i| best_column[i].is_some() && other[i].is_some() && values[i].is_some()).collect();
                 let pick = |col: &[Option<f64>]| common.iter().filter_map(|&i| col[i]).collect::<Vec<f64>>();
                 let h: Vec<f64> = common.iter().filter_map(|&i| values[i]).collect();
-                // Williams' test needs n > 3 and |r| < 1; otherwise the pair has no row.
-                if let Ok(t) = compare_metrics(&pick(best_column), &pick(other), &h) {
-                    if t.pvalue_one_sided < 0.05 {
-                        if let Some(cell) = metrics[m].cells[c].as_mut() {
-                            cell.worse_than_best = true;
-                        }
+                // Williams' test needs n > 3 and |r| < 1; otherwise the row says why it has no value.
+                let (t, p, undefined) = match compare_metrics_by(CorrelationKind::Spearman, &pick(best_column), &pick(other), &h) {
+                    Ok(t) => (finite(t.t), finite(t.pvalue_one_sided), None),
+                    Err(e @ (dialeval_metrics::Error::TooFewObservations { .. } | dialeval_metrics::Error::Config(_))) => (None, None, Some(e.to_string())),
+                    Err(e) => return Err(e.into()),
+                };
+                if p.is_some_and(|p| p < 0.05) {
+                    if let Some(cell) = metrics[m].cells[c].as_mut() {
+                        cell.worse_than_best = true;
                     }
-                    williams_vs_best.push(WilliamsRow {
-                        criterion: *criterion,
-                        best: metrics[b].metric.clone(),
-                        metric: metrics[m].metric.clone(),
-                        n: common.len(),
-                        t: finite(t.t),
-                        pvalue_one_sided: finite(t.pvalue_one_sided),
-                    });
                 }
+                williams_vs_best.push(WilliamsRow { criterion: *criterion, best: metrics[b].metric.clone(), metric: metrics[m].metric.clone(), n: common.len(), t, pvalue_one_sided: p, undefined });
             }
         }
-        Ok(Self { criteria, metrics, turn_level, system_level: system_rows, best_by_spearman, williams_vs_best })
+        let mut notes = Vec::new();
+        let without = systems.iter().filter(|s| s.is_none()).count();
+        let distinct = systems.iter().flatten().collect::<std::collections::BTreeSet<_>>().len();
+        if distinct >= MIN_SYSTEMS && without > 0 {
+            notes.push(format!("{without} of {} items name no system and are left out of the system level", systems.len()));
+        }
+        if (1..MIN_SYSTEMS).contains(&distinct) {
+            notes.push(format!("no system level: the items come from {distinct} system(s), and it needs at least {MIN_SYSTEMS}"));
+        }
+        Ok(Self { criteria, metrics, turn_level, system_level: system_rows, best_by_spearman, williams_vs_best, notes })
     }
 }

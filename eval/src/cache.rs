@@ -1,7 +1,19 @@
-//! The family cache: one JSON file per family, `DIR/<family>.json`, holding the columns and the
-//! key they were computed under.
+//! The family cache: one JSON file per computed result, `DIR/<family>/<key>.json`, holding
+//! the columns, the notes and the key they were computed under. Any number of keyed entries
+//! live side by side, so two corpora (or two instances of a family with other settings)
+//! evaluated in turn both hit.
+//!
+//! **Pruning.** Entries are never removed by a run. [`FamilyCache::prune`] deletes those not
+//! used for a given time (a hit refreshes an entry's modification time); deleting
+//! `DIR/<family>/` (or all of `DIR`) is always safe: what is missing is recomputed.
+//!
+//! **Damage.** An entry that cannot be read, is not valid JSON, belongs to another key or holds
+//! a column of another length than the items is *quarantined*: renamed to
+//! `<key>.json.damaged`, reported on stderr and in the run's notes (with the file and what was
+//! wrong), and recomputed. Valid entries are never touched.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
@@ -9,21 +21,22 @@ use crate::digest::sha256;
 use crate::error::{Error, Result};
 use crate::table::Column;
 
-/// What a cached result was computed from: a sha256 of the items' digest, the family's name
-/// and its settings (canonical JSON).
+/// What a cached result was computed from: a sha256 of the items' digest, the family's name,
+/// the version of its computation and its settings (canonical JSON).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct CacheKey(String);
 
 impl CacheKey {
-    /// The key of `family` with `settings` over items with digest `items`
+    /// The key of `family` at `version` ([`MetricFamily::version`](crate::MetricFamily::version))
+    /// with `settings` over items with digest `items`
     /// ([`items_digest`](crate::digest::items_digest)).
     ///
     /// # Errors
     /// Never in practice (a JSON value always serialises).
-    pub fn new(family: &str, settings: &serde_json::Value, items: &str) -> Result<Self> {
+    pub fn new(family: &str, version: &str, settings: &serde_json::Value, items: &str) -> Result<Self> {
         let settings = serde_json::to_string(settings).map_err(|e| Error::json(format!("<settings of {family}>"), e))?;
-        Ok(Self(sha256(format!("{family}\n{items}\n{settings}").as_bytes())))
+        Ok(Self(sha256(format!("{family}\n{version}\n{items}\n{settings}").as_bytes())))
     }
 
     /// The key as hex.
@@ -35,10 +48,41 @@ impl CacheKey {
 #[derive(Debug, Serialize, Deserialize)]
 struct Entry {
     family: String,
+    version: String,
     key: CacheKey,
     /// Kept for a reader of the file: what the key was made of.
     settings: serde_json::Value,
+    /// Number of items the columns cover.
+    items: usize,
     columns: Vec<Column>,
+    notes: Vec<String>,
+}
+
+/// A cached family result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cached {
+    /// The columns.
+    pub columns: Vec<Column>,
+    /// The notes the family gave when it computed them.
+    pub notes: Vec<String>,
+}
+
+/// What [`FamilyCache::load`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lookup {
+    /// An entry under the key.
+    Hit(Cached),
+    /// None.
+    Miss,
+    /// A damaged entry, moved aside to `quarantined`: recompute.
+    Damaged {
+        /// Where the entry was.
+        path: PathBuf,
+        /// Where it is now.
+        quarantined: PathBuf,
+        /// What was wrong.
+        problem: String,
+    },
 }
 
 /// A directory of cached family results.
@@ -57,38 +101,75 @@ impl FamilyCache {
         Ok(Self { dir: dir.to_owned() })
     }
 
-    /// The file of `family`.
-    pub fn path(&self, family: &str) -> PathBuf {
-        self.dir.join(format!("{family}.json"))
+    /// The file of `family`'s entry under `key`.
+    pub fn path(&self, family: &str, key: &CacheKey) -> PathBuf {
+        self.dir.join(family).join(format!("{}.json", key.as_str()))
     }
 
-    /// The columns cached for `family` under `key`, or `None` when there are none or they were
-    /// computed under another key.
+    /// The entry of `family` under `key` for `items` items: a hit, a miss, or a damaged entry
+    /// (quarantined, see the module docs).
     ///
     /// # Errors
-    /// [`Error::Io`] or [`Error::Json`] when the file exists but cannot be read (a damaged
-    /// cache is reported, not silently recomputed over).
-    pub fn load(&self, family: &str, key: &CacheKey) -> Result<Option<Vec<Column>>> {
-        let path = self.path(family);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(path, e)),
+    /// [`Error::Io`] only when a damaged entry cannot be moved aside.
+    pub fn load(&self, family: &str, key: &CacheKey, items: usize) -> Result<Lookup> {
+        let path = self.path(family, key);
+        let problem = match std::fs::read_to_string(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Lookup::Miss),
+            Err(e) => format!("unreadable: {e}"),
+            Ok(text) => match serde_json::from_str::<Entry>(&text) {
+                Err(e) => format!("not a cache entry: {e}"),
+                Ok(entry) if entry.family != family || &entry.key != key => format!("holds {} under key {}", entry.family, entry.key.as_str()),
+                Ok(entry) => match entry.columns.iter().find(|c| c.values.len() != items || entry.items != items) {
+                    Some(c) => format!("column {} has {} values for {items} items", c.metric, c.values.len()),
+                    None => {
+                        // A hit counts as a use for pruning.
+                        if let Ok(f) = std::fs::File::options().append(true).open(&path) {
+                            let _ = f.set_modified(SystemTime::now());
+                        }
+                        return Ok(Lookup::Hit(Cached { columns: entry.columns, notes: entry.notes }));
+                    }
+                },
+            },
         };
-        let entry: Entry = serde_json::from_str(&text).map_err(|e| Error::json(&path, e))?;
-        Ok((entry.family == family && &entry.key == key).then_some(entry.columns))
+        let quarantined = path.with_extension("json.damaged");
+        std::fs::rename(&path, &quarantined).map_err(|e| Error::io(&path, e))?;
+        Ok(Lookup::Damaged { path, quarantined, problem })
     }
 
-    /// Stores `columns` for `family` under `key` (atomically: a killed run leaves the old file
-    /// or the new one, never half of one).
+    /// Stores `columns` and `notes` of `family` at `version` under `key` (atomically: a killed
+    /// run leaves no entry or a whole one).
     ///
     /// # Errors
     /// [`Error::Io`] or [`Error::Json`].
-    pub fn store(&self, family: &str, key: &CacheKey, settings: &serde_json::Value, columns: &[Column]) -> Result<()> {
-        let entry = Entry { family: family.to_owned(), key: key.clone(), settings: settings.clone(), columns: columns.to_vec() };
-        let path = self.path(family);
+    pub fn store(&self, family: &str, version: &str, key: &CacheKey, settings: &serde_json::Value, columns: &[Column], notes: &[String]) -> Result<()> {
+        let items = columns.first().map_or(0, |c| c.values.len());
+        let entry = Entry { family: family.to_owned(), version: version.to_owned(), key: key.clone(), settings: settings.clone(), items, columns: columns.to_vec(), notes: notes.to_vec() };
+        let path = self.path(family, key);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
         let text = serde_json::to_string(&entry).map_err(|e| Error::json(&path, e))?;
         write_atomic(&path, &text)
+    }
+
+    /// Deletes the entries (and quarantined files) not used for `unused_for`; returns how many.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the folder cannot be listed or a file cannot be deleted.
+    pub fn prune(&self, unused_for: Duration) -> Result<usize> {
+        let now = SystemTime::now();
+        let mut removed = 0;
+        let list = |dir: &Path| -> Result<Vec<PathBuf>> { std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?.map(|e| e.map(|e| e.path()).map_err(|e| Error::io(dir, e))).collect() };
+        for family in list(&self.dir)?.into_iter().filter(|p| p.is_dir()) {
+            for file in list(&family)? {
+                let age = std::fs::metadata(&file).and_then(|m| m.modified()).ok().and_then(|t| now.duration_since(t).ok());
+                if age.is_some_and(|a| a >= unused_for) {
+                    std::fs::remove_file(&file).map_err(|e| Error::io(&file, e))?;
+                    removed += 1;
+                }
+            }
+        }
+        Ok(removed)
     }
 }
 
@@ -103,25 +184,70 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
 }
 
 #[cfg(test)]
+#[allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
 mod tests {
     use super::*;
 
+    fn hit(l: Lookup) -> Cached {
+        match l {
+            Lookup::Hit(c) => c,
+            other => panic!("expected a hit, got {other:?}"),
+        }
+    }
+
     #[test]
-    fn a_cache_returns_columns_only_under_their_key_and_reports_a_damaged_file() {
+    fn entries_live_side_by_side_under_their_keys_with_their_notes() {
         let dir = std::env::temp_dir().join(format!("dialeval-eval-cache-{}", std::process::id()));
-        let cache = FamilyCache::open(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = FamilyCache::open(&dir).unwrap();
         let settings = serde_json::json!({"seed": 1});
-        let key = CacheKey::new("f", &settings, "items").unwrap_or_else(|e| panic!("{e}"));
-        let other = CacheKey::new("f", &serde_json::json!({"seed": 2}), "items").unwrap_or_else(|e| panic!("{e}"));
+        let key = CacheKey::new("f", "f/1", &settings, "items").unwrap();
+        let other = CacheKey::new("f", "f/1", &serde_json::json!({"seed": 2}), "items").unwrap();
         assert_ne!(key, other);
-        assert_ne!(key, CacheKey::new("f", &settings, "other items").unwrap_or_else(|e| panic!("{e}")));
-        assert!(cache.load("f", &key).is_ok_and(|c| c.is_none()));
+        assert_ne!(key, CacheKey::new("f", "f/1", &settings, "other items").unwrap());
+        assert_ne!(key, CacheKey::new("f", "f/2", &settings, "items").unwrap(), "a new version of the code is a new key");
+        assert_eq!(cache.load("f", &key, 2).unwrap(), Lookup::Miss);
         let columns = vec![Column::new("m", vec![Some(0.5), None])];
-        cache.store("f", &key, &settings, &columns).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(cache.load("f", &key).ok().flatten(), Some(columns));
-        assert!(cache.load("f", &other).is_ok_and(|c| c.is_none()), "another seed is a miss");
-        std::fs::write(cache.path("f"), "{not json").unwrap_or_else(|e| panic!("{e}"));
-        assert!(matches!(cache.load("f", &key), Err(Error::Json { .. })));
+        let notes = vec!["1 of 2 items has no reference".to_owned()];
+        cache.store("f", "f/1", &key, &settings, &columns, &notes).unwrap();
+        let columns_b = vec![Column::new("m", vec![Some(0.1), Some(0.2)])];
+        cache.store("f", "f/1", &other, &settings, &columns_b, &[]).unwrap();
+        // Both entries hit, in any order: a second corpus does not evict the first.
+        for _ in 0..2 {
+            assert_eq!(hit(cache.load("f", &key, 2).unwrap()), Cached { columns: columns.clone(), notes: notes.clone() });
+            assert_eq!(hit(cache.load("f", &other, 2).unwrap()).columns, columns_b);
+        }
+        // Pruning by age: nothing is older than an hour, everything is older than zero.
+        assert_eq!(cache.prune(Duration::from_secs(3600)).unwrap(), 0);
+        assert_eq!(cache.prune(Duration::ZERO).unwrap(), 2);
+        assert_eq!(cache.load("f", &key, 2).unwrap(), Lookup::Miss);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_damaged_entry_is_quarantined_and_named() {
+        let dir = std::env::temp_dir().join(format!("dialeval-eval-cache-damaged-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = FamilyCache::open(&dir).unwrap();
+        let settings = serde_json::json!({});
+        let key = CacheKey::new("f", "f/1", &settings, "items").unwrap();
+        let good = CacheKey::new("f", "f/1", &settings, "other items").unwrap();
+        cache.store("f", "f/1", &good, &settings, &[Column::new("m", vec![Some(1.0)])], &[]).unwrap();
+        let columns = vec![Column::new("m", vec![Some(0.5), None])];
+        cache.store("f", "f/1", &key, &settings, &columns, &[]).unwrap();
+        // Asked for 3 items: the 2-value column cannot be theirs.
+        match cache.load("f", &key, 3).unwrap() {
+            Lookup::Damaged { path, quarantined, problem } => {
+                assert_eq!(path, cache.path("f", &key));
+                assert!(quarantined.is_file() && !path.exists());
+                assert!(problem.contains("column m has 2 values for 3 items"), "{problem}");
+            }
+            other => panic!("{other:?}"),
+        }
+        std::fs::write(cache.path("f", &key), "{not json").unwrap();
+        assert!(matches!(cache.load("f", &key, 2).unwrap(), Lookup::Damaged { problem, .. } if problem.contains("not a cache entry")));
+        assert_eq!(cache.load("f", &key, 2).unwrap(), Lookup::Miss, "then recomputed");
+        assert_eq!(hit(cache.load("f", &good, 1).unwrap()).columns.len(), 1, "the valid entry beside it is untouched");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -17,8 +17,14 @@ pub trait MetricFamily {
     /// What the scores depend on besides the items.
     type Settings: Serialize;
 
-    /// The family's name (`lexical`, `embedding`, …): its cache file and its line in reports.
+    /// The family's name (`lexical`, `embedding`, …): its cache folder and its line in reports.
     fn name(&self) -> &str;
+
+    /// The version of the family's own computation (`"lexical/2"`): part of every cache key, so
+    /// a change to how the scores are computed (tokenisation, a search, a featuriser, which items
+    /// are left out) must bump it, or old scores would be served for the new code. Required:
+    /// a family cannot leave it out.
+    fn version(&self) -> &'static str;
 
     /// See the trait docs.
     fn settings(&self) -> Self::Settings;
@@ -70,6 +76,7 @@ impl FamilyScores {
 /// The object-safe form of [`MetricFamily`] the pipeline holds: settings as canonical JSON.
 pub(crate) trait ErasedFamily {
     fn name(&self) -> &str;
+    fn version(&self) -> &'static str;
     fn settings_json(&self) -> Result<serde_json::Value>;
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput>;
 }
@@ -77,6 +84,10 @@ pub(crate) trait ErasedFamily {
 impl<F: MetricFamily> ErasedFamily for F {
     fn name(&self) -> &str {
         MetricFamily::name(self)
+    }
+
+    fn version(&self) -> &'static str {
+        MetricFamily::version(self)
     }
 
     fn settings_json(&self) -> Result<serde_json::Value> {
@@ -88,15 +99,47 @@ impl<F: MetricFamily> ErasedFamily for F {
     }
 }
 
-/// Items that have a response and at least one reference, by index.
-pub fn referenced_items(items: &[DialogueItem]) -> Vec<usize> {
-    (0..items.len()).filter(|&i| items[i].response.is_some() && !items[i].references.is_empty()).collect()
+/// Why `item` cannot be scored against its references: no response, an empty (blank)
+/// response, no reference, or an empty reference. `None` when it can.
+pub fn unreferenced_reason(item: &DialogueItem) -> Option<&'static str> {
+    match &item.response {
+        None => Some("no response"),
+        Some(r) if r.text.trim().is_empty() => Some("empty response"),
+        Some(_) if item.references.is_empty() => Some("no reference"),
+        Some(_) if item.references.iter().any(|r| r.trim().is_empty()) => Some("empty reference"),
+        Some(_) => None,
+    }
 }
 
-/// The note a referenced family adds when `scored` of `items` items had a response and a
-/// reference (`None` when all had).
-pub fn unscored_note(items: usize, scored: usize) -> Option<String> {
-    (scored < items).then(|| format!("{} of {items} items have no response or no reference and are not scored", items - scored))
+/// The items a referenced metric scores: a non-empty response and references, none of them
+/// empty ([`unreferenced_reason`]).
+pub fn referenced_items(items: &[DialogueItem]) -> Vec<usize> {
+    (0..items.len()).filter(|&i| unreferenced_reason(&items[i]).is_none()).collect()
+}
+
+/// The notes of a referenced family: how many items have no response or no reference (a
+/// corpus's ground-truth rows), and, by name, the items whose response or a reference is
+/// empty. Empty when every item is scored.
+pub fn unscored_notes(items: &[DialogueItem]) -> Vec<String> {
+    let mut missing = 0;
+    let mut empty: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
+    for item in items {
+        match unreferenced_reason(item) {
+            Some(why @ ("empty response" | "empty reference")) => empty.entry(why).or_default().push(&item.id),
+            Some(_) => missing += 1,
+            None => {}
+        }
+    }
+    let mut notes = Vec::new();
+    if missing > 0 {
+        notes.push(format!("{missing} of {} items have no response or no reference and are not scored", items.len()));
+    }
+    for (why, ids) in empty {
+        const SHOWN: usize = 10;
+        let more = if ids.len() > SHOWN { format!(", … ({} in all)", ids.len()) } else { String::new() };
+        notes.push(format!("{} items with an {why} are not scored: {}{more}", ids.len(), ids[..ids.len().min(SHOWN)].join(", ")));
+    }
+    notes
 }
 
 /// The response text of an item (empty for dialogue-level items).

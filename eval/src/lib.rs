@@ -65,6 +65,7 @@ pub mod analysis;
 pub mod cache;
 pub mod digest;
 mod error;
+pub mod evaluation;
 pub mod families;
 pub mod family;
 #[cfg(feature = "slm")]
@@ -79,8 +80,9 @@ pub mod table;
 pub mod write;
 
 pub use analysis::{Analysis, HumanScores};
-pub use cache::{CacheKey, FamilyCache};
+pub use cache::{CacheKey, Cached, FamilyCache, Lookup};
 pub use error::{Error, Result};
+pub use evaluation::{Evaluation, Report};
 pub use family::{FamilyOutput, FamilyScores, MetricFamily};
 pub use pipeline::{Event, FamilyRun, FamilyStatus, Pipeline, Scored};
 pub use table::{Column, MetricName, ScoreTable};

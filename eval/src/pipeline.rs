@@ -6,7 +6,7 @@ use std::time::Instant;
 use dialeval_datasets::DialogueItem;
 use serde::{Deserialize, Serialize};
 
-use crate::cache::{CacheKey, FamilyCache};
+use crate::cache::{CacheKey, FamilyCache, Lookup};
 use crate::digest::items_digest;
 use crate::error::Result;
 use crate::family::{ErasedFamily, FamilyOutput, MetricFamily};
@@ -179,15 +179,25 @@ impl Pipeline {
             let name = f.name();
             let start = Instant::now();
             let settings = f.settings_json()?;
-            let key = CacheKey::new(name, &settings, &digest)?;
-            if let Some(columns) = self.cache.as_ref().map(|c| c.load(name, &key)).transpose()?.flatten() {
-                observe(Event::Cached { family: name, metrics: columns.len() });
-                let metrics = columns.len();
-                for c in columns {
-                    table.push(c)?;
+            let version = f.version();
+            let key = CacheKey::new(name, version, &settings, &digest)?;
+            let mut damage = Vec::new();
+            match self.cache.as_ref().map(|c| c.load(name, &key, items.len())).transpose()?.unwrap_or(Lookup::Miss) {
+                Lookup::Hit(cached) => {
+                    observe(Event::Cached { family: name, metrics: cached.columns.len() });
+                    let metrics = cached.columns.len();
+                    for c in cached.columns {
+                        table.push(c)?;
+                    }
+                    runs.push(FamilyRun { family: name.to_owned(), status: FamilyStatus::Cached { metrics }, seconds: start.elapsed().as_secs_f64(), notes: cached.notes });
+                    continue;
                 }
-                runs.push(FamilyRun { family: name.to_owned(), status: FamilyStatus::Cached { metrics }, seconds: start.elapsed().as_secs_f64(), notes: Vec::new() });
-                continue;
+                Lookup::Damaged { path, quarantined, problem } => {
+                    let note = format!("the cache entry {} was damaged ({problem}): moved to {} and recomputed", path.display(), quarantined.display());
+                    observe(Event::Note { family: name, text: &note });
+                    damage.push(note);
+                }
+                Lookup::Miss => {}
             }
             observe(Event::Started { family: name });
             let output = f.compute(items, &|done, total| observe(Event::Progress { family: name, done, total }))?;
@@ -203,16 +213,17 @@ impl Pipeline {
                     }
                     if scores.complete {
                         if let Some(cache) = &self.cache {
-                            cache.store(name, &key, &settings, &scores.columns)?;
+                            cache.store(name, version, &key, &settings, &scores.columns, &scores.notes)?;
                         }
                     }
                     observe(Event::Finished { family: name, seconds });
                     let status = FamilyStatus::Computed { metrics: scores.columns.len(), cached_for_next_run: scores.complete && self.cache.is_some() };
-                    runs.push(FamilyRun { family: name.to_owned(), status, seconds, notes: scores.notes });
+                    damage.extend(scores.notes);
+                    runs.push(FamilyRun { family: name.to_owned(), status, seconds, notes: damage });
                 }
                 FamilyOutput::Skipped(reason) => {
                     observe(Event::Skipped { family: name, reason: &reason });
-                    runs.push(FamilyRun { family: name.to_owned(), status: FamilyStatus::Skipped { reason }, seconds, notes: Vec::new() });
+                    runs.push(FamilyRun { family: name.to_owned(), status: FamilyStatus::Skipped { reason }, seconds, notes: damage });
                 }
             }
         }

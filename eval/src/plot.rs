@@ -146,27 +146,7 @@ pub fn analysis_plots(dir: &Path, table: &ScoreTable, human: &HumanScores, analy
     let rows: Vec<String> = analysis.metrics.iter().map(|m| m.metric.to_string()).collect();
     let cols: Vec<String> = analysis.criteria.iter().map(|c| c.name().to_owned()).collect();
     let values: Vec<Vec<f64>> = analysis.metrics.iter().map(|m| m.cells.iter().map(|c| c.map_or(f64::NAN, |c| c.spearman)).collect()).collect();
-    let marks: Vec<Vec<String>> = analysis
-        .metrics
-        .iter()
-        .map(|m| {
-            m.cells
-                .iter()
-                .map(|c| {
-                    c.map_or("", |c| {
-                        if c.best {
-                            " ★"
-                        } else if c.worse_than_best {
-                            " ↓"
-                        } else {
-                            ""
-                        }
-                    })
-                    .to_owned()
-                })
-                .collect()
-        })
-        .collect();
+    let marks: Vec<Vec<String>> = analysis.metrics.iter().map(|m| m.cells.iter().map(|c| c.map_or("", |c| c.marker()).to_owned()).collect()).collect();
     heatmap(&dir.join("heatmap_spearman"), "Turn-level Spearman correlation with human ratings (★ best, ↓ worse by Williams' test)", &rows, &cols, &values, &marks)?;
     for (c, (criterion, human_values)) in human.criteria.iter().enumerate() {
         let panels: Vec<Panel> = table

@@ -41,7 +41,7 @@ pub fn separation(table: &ScoreTable, positive: &[bool]) -> Result<Vec<Separatio
             let (scores, labels): (Vec<f64>, Vec<u8>) = c.values.iter().zip(positive).filter_map(|(v, &p)| v.map(|v| (v, u8::from(p)))).unzip();
             let positives = labels.iter().filter(|&&l| l == 1).count();
             let negatives = labels.len() - positives;
-            let auc = roc_auc(&scores, &labels);
+            let auc = roc_auc(&scores, &labels).ok(); // one score per label by construction: None = one class
             let p_value = auc.and_then(|a| mann_whitney_p(a, &scores, positives, negatives));
             Separation { metric: c.metric.clone(), auc, positives, negatives, p_value }
         })

@@ -6,13 +6,12 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use dialeval_datasets::DialogueItem;
-use dialeval_metrics::report::format_pvalue;
+use dialeval_metrics::report::{csv_field, format_pvalue};
 use serde::Serialize;
 
 use crate::analysis::{Analysis, HumanScores};
 use crate::cache::write_atomic;
 use crate::error::{Error, Result};
-use crate::family::response;
 use crate::pipeline::{FamilyRun, FamilyStatus};
 use crate::table::ScoreTable;
 
@@ -30,18 +29,7 @@ pub fn summary_markdown(analysis: &Analysis) -> String {
             .cells
             .iter()
             .map(|c| match c {
-                Some(c) => format!(
-                    "{:.3} / {:.3}{}",
-                    c.spearman,
-                    c.pearson,
-                    if c.best {
-                        " ★"
-                    } else if c.worse_than_best {
-                        " ↓"
-                    } else {
-                        ""
-                    }
-                ),
+                Some(c) => format!("{:.3} / {:.3}{}", c.spearman, c.pearson, c.marker()),
                 None => "–".to_owned(),
             })
             .collect();
@@ -56,11 +44,14 @@ pub fn summary_markdown(analysis: &Analysis) -> String {
 pub fn correlations_markdown(analysis: &Analysis) -> String {
     let mut md = String::from("# Correlations with human ratings\n\n");
     md.push_str(
-        "Turn level, each cell `Spearman / Pearson`; ★ the best metric of the criterion (Spearman), ↓ significantly worse than it (Williams' test, one-sided p < 0.05, Pearson on common items). n = items the metric scores. The last column is each metric's Spearman with response length in words (the `Length (words)` row is that baseline itself).\n\n",
+        "Turn level, each cell `Spearman / Pearson`; ★ the best metric of the criterion (Spearman), ↓ significantly worse than it (Williams' test on the Spearman correlations — Pearson on the ranks of the common items —, one-sided p < 0.05). n = items the metric scores. The last column is each metric's Spearman with response length in words (the `Length (words)` row is that baseline itself).\n\n",
     );
     md.push_str(&summary_markdown(analysis));
     md.push_str("\n## All coefficients (p-values, 95% intervals: Fisher z for Pearson, bootstrap for the others)\n\n");
     md.push_str(&analysis.turn_level.to_markdown());
+    for note in &analysis.notes {
+        let _ = writeln!(md, "\nNote: {note}.");
+    }
     if !analysis.system_level.is_empty() {
         md.push_str("\n## System level (means per system)\n\n| metric | criterion | kind | r | p | systems |\n|---|---|---|---|---|---|\n");
         let num = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or_else(|| "–".to_owned(), f);
@@ -76,7 +67,8 @@ pub fn correlations_markdown(analysis: &Analysis) -> String {
 struct ScoreLine<'a> {
     id: &'a str,
     system: Option<&'a str>,
-    response: &'a str,
+    /// `null` for an item without a response (dialogue level), distinct from `""`.
+    response: Option<&'a str>,
     human: std::collections::BTreeMap<&'static str, Option<f64>>,
     metrics: serde_json::Map<String, serde_json::Value>,
 }
@@ -93,7 +85,7 @@ pub fn scores_jsonl(items: &[DialogueItem], table: &ScoreTable, human: &HumanSco
         let line = ScoreLine {
             id: &item.id,
             system: item.system.as_deref(),
-            response: response(item),
+            response: item.response.as_ref().map(|r| r.text.as_str()),
             human: human.criteria.iter().map(|(c, v)| (c.name(), v[i])).collect(),
             metrics: table.columns().iter().map(|c| (c.metric.to_string(), c.values[i].map_or(serde_json::Value::Null, serde_json::Value::from))).collect(),
         };
@@ -132,10 +124,6 @@ fn check_rows(items: &[DialogueItem], table: &ScoreTable) -> Result<()> {
     Ok(())
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
-}
-
 /// `report.md`: counts, links to the other files and plots, how each family went (time, cache,
 /// notes), what was skipped and why, and the summary table.
 pub fn report_markdown(items: usize, table: &ScoreTable, analysis: &Analysis, runs: &[FamilyRun], plots: bool) -> String {
@@ -157,7 +145,9 @@ pub fn report_markdown(items: usize, table: &ScoreTable, analysis: &Analysis, ru
             FamilyStatus::Cached { metrics } => format!("from the cache, {metrics} metrics"),
             FamilyStatus::Skipped { reason } => format!("skipped: {reason}"),
         };
-        let _ = writeln!(report, "| {} | {status} | {:.1} | {} |", r.family, r.seconds, r.notes.join("; "));
+        // A note may quote a file's text (an AMR snippet): `|` and line breaks would cut the row.
+        let notes = r.notes.join("; ").replace('|', "\\|").replace(['\n', '\r'], " ");
+        let _ = writeln!(report, "| {} | {status} | {:.1} | {notes} |", r.family, r.seconds);
     }
     let skipped: Vec<&FamilyRun> = runs.iter().filter(|r| matches!(r.status, FamilyStatus::Skipped { .. })).collect();
     if !skipped.is_empty() {
@@ -166,6 +156,12 @@ pub fn report_markdown(items: usize, table: &ScoreTable, analysis: &Analysis, ru
             if let FamilyStatus::Skipped { reason } = &r.status {
                 let _ = writeln!(report, "- {}: {reason}", r.family);
             }
+        }
+    }
+    if !analysis.notes.is_empty() {
+        report.push_str("\n## Analysis notes\n\n");
+        for note in &analysis.notes {
+            let _ = writeln!(report, "- {note}");
         }
     }
     let _ = write!(report, "\n## Turn-level correlations\n\n{}", summary_markdown(analysis));

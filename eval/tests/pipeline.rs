@@ -29,6 +29,10 @@ impl MetricFamily for Counting {
         "counting"
     }
 
+    fn version(&self) -> &'static str {
+        "counting/1"
+    }
+
     fn settings(&self) -> f64 {
         self.factor
     }
@@ -100,7 +104,35 @@ fn a_non_finite_score_is_an_error_and_nothing_is_cached() {
     p.add(Counting { factor: 1.0, calls: Arc::new(AtomicUsize::new(0)), complete: true, value: Some(f64::NAN) });
     let err = p.run(&items, &|_| {}).err().map(|e| e.to_string()).unwrap_or_else(|| panic!("a NaN score was accepted"));
     assert!(err.contains("count") && err.contains("non-finite"), "{err}");
-    assert!(!dir.join("counting.json").exists());
+    assert!(!dir.join("counting").exists(), "no entry stored");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn alternating_corpora_both_hit_and_a_hit_keeps_its_notes() {
+    let dir = temp("alternating");
+    let corpus_a = vec![item("1", "hi", "hello there", "hello there"), item("2", "yo", "no", "yes")];
+    let corpus_b = vec![item("3", "how are you", "fine thanks", "good thanks")];
+    let run = |items: &[DialogueItem]| {
+        let mut p = Pipeline::new().with_cache(FamilyCache::open(&dir).unwrap_or_else(|e| panic!("{e}")));
+        p.add(LexicalFamily::with_wordnet(Err("METEOR left out: no WordNet".into())).unwrap_or_else(|e| panic!("{e}")));
+        p.run(items, &|_| {}).unwrap_or_else(|e| panic!("{e}")).runs.remove(0)
+    };
+    assert!(matches!(run(&corpus_a).status, FamilyStatus::Computed { .. }));
+    assert!(matches!(run(&corpus_b).status, FamilyStatus::Computed { .. }));
+    for items in [&corpus_a, &corpus_b, &corpus_a] {
+        let hit = run(items);
+        assert!(matches!(hit.status, FamilyStatus::Cached { metrics: 2 }), "{:?}", hit.status);
+        assert!(hit.notes.iter().any(|n| n.contains("METEOR left out")), "the notes come back with the columns: {:?}", hit.notes);
+    }
+    // A damaged entry is moved aside, named in a note and recomputed; then it hits again.
+    for entry in std::fs::read_dir(dir.join("lexical")).unwrap_or_else(|e| panic!("{e}")) {
+        std::fs::write(entry.unwrap_or_else(|e| panic!("{e}")).path(), "{damaged").unwrap_or_else(|e| panic!("{e}"));
+    }
+    let recomputed = run(&corpus_a);
+    assert!(matches!(recomputed.status, FamilyStatus::Computed { .. }), "{:?}", recomputed.status);
+    assert!(recomputed.notes.iter().any(|n| n.contains("was damaged") && n.contains(".json.damaged") && n.contains("recomputed")), "{:?}", recomputed.notes);
+    assert!(matches!(run(&corpus_a).status, FamilyStatus::Cached { .. }));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -145,4 +177,30 @@ fn the_length_baseline_on_usr_personachat_correlates_perfectly_with_length() {
     assert!(!a.system_level.is_empty(), "USR has several systems");
     let written = dialeval_eval::write::scores_csv(&items, &scored.table, &human).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(written.lines().count(), 301);
+}
+
+/// Every family states the version of its computation (a required trait method), each its own,
+/// and the version is part of the cache key: the families that need no model are listed here;
+/// BERT-RUBER, the SLM and the LLM judge (which need checkpoints or an endpoint) state theirs
+/// the same way (`bert_ruber/2`, `slm/1`, `llm/1`).
+#[test]
+fn every_family_has_a_version_in_its_cache_key() {
+    let embedder = Arc::new(dialeval_eval::families::MemoEmbedder::new(common::WordHash, "word-hash"));
+    let index = dialeval_datasets::amr::AmrIndex::default();
+    let versions = [
+        LengthFamily.version(),
+        LexicalFamily::with_wordnet(Err("none".into())).unwrap_or_else(|e| panic!("{e}")).version(),
+        dialeval_eval::families::EmbeddingFamily::new(embedder).version(),
+        dialeval_eval::families::SmatchFamily::new(&index, &[], Default::default()).unwrap_or_else(|e| panic!("{e}")).version(),
+    ];
+    let names = ["length", "lexical", "embedding", "smatch"];
+    for (v, name) in versions.iter().zip(names) {
+        let (family, n) = v.split_once('/').unwrap_or_else(|| panic!("{v}: expected <family>/<n>"));
+        assert!(family == name && n.parse::<u32>().is_ok(), "{v}");
+    }
+    let settings = serde_json::json!({});
+    assert_ne!(
+        dialeval_eval::CacheKey::new("length", "length/1", &settings, "d").unwrap_or_else(|e| panic!("{e}")),
+        dialeval_eval::CacheKey::new("length", "length/2", &settings, "d").unwrap_or_else(|e| panic!("{e}"))
+    );
 }

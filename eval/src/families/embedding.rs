@@ -11,7 +11,7 @@ use dialeval_metrics::embedding::{BertScoreConfig, MultiRef, bert_score_refs, em
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response, unscored_note};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response, unscored_notes};
 use crate::table::Column;
 
 /// A [`TokenEmbedder`] that encodes each distinct text once per run and remembers it: the
@@ -125,6 +125,11 @@ impl<E: TokenEmbedder> MetricFamily for EmbeddingFamily<E> {
         "embedding"
     }
 
+    /// 2: empty responses and references are left out, named in a note.
+    fn version(&self) -> &'static str {
+        "embedding/2"
+    }
+
     fn settings(&self) -> EmbeddingSettings {
         EmbeddingSettings { encoder: self.embedder.identity().to_owned(), bertscore: self.bertscore.clone(), references: self.rule }
     }
@@ -166,7 +171,7 @@ impl<E: TokenEmbedder> MetricFamily for EmbeddingFamily<E> {
             Column::spread("Greedy-Matching", n, &at, &greedy)?,
             Column::spread("Vector-Extrema", n, &at, &extrema)?,
         ]);
-        scores.notes.extend(unscored_note(n, at.len()));
+        scores.notes.extend(unscored_notes(items));
         Ok(FamilyOutput::Scored(scores))
     }
 }

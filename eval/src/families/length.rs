@@ -21,8 +21,13 @@ impl MetricFamily for LengthFamily {
         "length"
     }
 
+    /// 2: the version moved from the settings to `version`.
+    fn version(&self) -> &'static str {
+        "length/2"
+    }
+
     fn settings(&self) -> Self::Settings {
-        "whitespace words, v1"
+        "whitespace words"
     }
 
     fn compute(&self, items: &[DialogueItem], _progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {

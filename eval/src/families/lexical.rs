@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::digest::{FileDigest, sha256};
 use crate::error::Result;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response, unscored_note};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response, unscored_notes};
 use crate::table::Column;
 
 /// The lexical-overlap metrics. METEOR needs WordNet; without it the family says so in a note,
@@ -114,6 +114,11 @@ impl MetricFamily for LexicalFamily {
         "lexical"
     }
 
+    /// 2: empty responses and references are left out, named in a note.
+    fn version(&self) -> &'static str {
+        "lexical/2"
+    }
+
     fn settings(&self) -> LexicalSettings {
         LexicalSettings {
             bleu: self.bleu_config,
@@ -157,7 +162,7 @@ impl MetricFamily for LexicalFamily {
             }
             Err(why) => FamilyScores::new(columns).with_note(why.clone()),
         };
-        scores.notes.extend(unscored_note(n, at.len()));
+        scores.notes.extend(unscored_notes(items));
         Ok(FamilyOutput::Scored(scores))
     }
 }

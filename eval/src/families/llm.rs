@@ -62,6 +62,11 @@ impl<C: ChatClient> MetricFamily for LlmFamily<C> {
         "llm"
     }
 
+    /// 1: the first versioned computation.
+    fn version(&self) -> &'static str {
+        "llm/1"
+    }
+
     fn settings(&self) -> LlmSettings {
         self.settings.clone()
     }

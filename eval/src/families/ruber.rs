@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::families::embedding::MemoEmbedder;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response, unscored_note};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response, unscored_notes};
 use crate::models::{CheckpointIdentity, SharedCache};
 use crate::table::Column;
 
@@ -64,6 +64,11 @@ impl MetricFamily for BertRuberFamily {
         "bert_ruber"
     }
 
+    /// 2: empty responses and references leave the referenced score out.
+    fn version(&self) -> &'static str {
+        "bert_ruber/2"
+    }
+
     fn settings(&self) -> RuberSettings {
         RuberSettings { checkpoint: self.checkpoint.clone(), encoder: self.encoder.fingerprint().to_owned(), pooling: Pooling::MaxMin, references: self.rule }
     }
@@ -96,7 +101,7 @@ impl MetricFamily for BertRuberFamily {
             let unref: Vec<f64> = at.iter().map(|&i| unreferenced[i]).collect();
             let (nu, nr) = (min_max_normalize(&unref)?, min_max_normalize(&referenced)?);
             columns.push(Column::spread("BERT-RUBER-ref", n, &at, &referenced)?);
-            scores_notes.extend(unscored_note(n, at.len()).map(|note| format!("referenced score and hybrids: {note}")));
+            scores_notes.extend(unscored_notes(items).into_iter().map(|note| format!("referenced score and hybrids: {note}")));
             for (name, s) in [("min", HybridStrategy::Min), ("max", HybridStrategy::Max), ("amean", HybridStrategy::ArithmeticMean), ("gmean", HybridStrategy::GeometricMean)] {
                 columns.push(Column::spread(format!("BERT-RUBER-{name}").as_str(), n, &at, &hybrid(&nu, &nr, s)?)?);
             }

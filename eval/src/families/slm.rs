@@ -48,6 +48,11 @@ impl MetricFamily for SlmFamily {
         "slm"
     }
 
+    /// 1: the first versioned computation.
+    fn version(&self) -> &'static str {
+        "slm/1"
+    }
+
     fn settings(&self) -> SlmSettings {
         let encoder = self.scorer.featurizer().encoder.as_ref().and(self.encoder.as_ref()).map(|(e, _)| e.fingerprint().to_owned());
         SlmSettings { checkpoint: self.checkpoint.clone(), encoder, context_turns: self.context_turns }

@@ -53,17 +53,34 @@ impl SmatchFamily {
     }
 }
 
+/// One item's Smatch: a value, no graph on a side, or a graph that does not parse (the item
+/// is an empty cell, named in a note; the other items are scored).
+enum ItemSmatch {
+    Scored(Option<f64>),
+    NoGraph,
+    Malformed(String),
+}
+
 impl SmatchFamily {
-    /// The item's score: `None` without a response graph or a reference graph.
-    fn item(&self, item: &DialogueItem) -> Result<Option<f64>> {
-        let Some(test) = item.response.as_ref().and_then(|r| r.amr.as_deref()) else { return Ok(None) };
-        let golds: Vec<SmatchTriples> = item.references.iter().filter_map(|r| self.references.by_text(r)).map(|g| SmatchTriples::parse(&g.penman)).collect::<Result<_, _>>()?;
-        if golds.is_empty() {
-            return Ok(None);
+    /// The item's score, [`ItemSmatch::NoGraph`] without a response graph or a reference graph.
+    fn item(&self, item: &DialogueItem) -> ItemSmatch {
+        let Some(test) = item.response.as_ref().and_then(|r| r.amr.as_deref()) else { return ItemSmatch::NoGraph };
+        let mut golds = Vec::new();
+        for (k, g) in item.references.iter().enumerate().filter_map(|(k, r)| Some((k, self.references.by_text(r)?))) {
+            match SmatchTriples::parse(&g.penman) {
+                Ok(t) => golds.push(t),
+                Err(e) => return ItemSmatch::Malformed(format!("reference {} graph: {e}", k + 1)),
+            }
         }
-        let test = SmatchTriples::parse(test)?;
+        if golds.is_empty() {
+            return ItemSmatch::NoGraph;
+        }
+        let test = match SmatchTriples::parse(test) {
+            Ok(t) => t,
+            Err(e) => return ItemSmatch::Malformed(format!("response graph: {e}")),
+        };
         let golds: Vec<&SmatchTriples> = golds.iter().collect();
-        Ok(match self.rule {
+        ItemSmatch::Scored(match self.rule {
             MultiRef::Max => self.smatch.score_best(&test, &golds).map(|s| s.f1()),
             MultiRef::Mean => MultiRef::Mean.combine(golds.iter().map(|g| self.smatch.score(&test, g).f1())),
         })
@@ -77,6 +94,11 @@ impl MetricFamily for SmatchFamily {
         "smatch"
     }
 
+    /// 2: malformed graphs are empty cells with a note; one graph per side.
+    fn version(&self) -> &'static str {
+        "smatch/2"
+    }
+
     fn settings(&self) -> SmatchSettings {
         SmatchSettings { config: self.config, files: self.files.clone(), references: self.rule }
     }
@@ -88,14 +110,38 @@ impl MetricFamily for SmatchFamily {
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, items.len());
             value
         });
-        let values: Vec<Option<f64>> = values.into_iter().collect::<Result<_>>()?;
+        let (mut no_graph, mut malformed) = (0, Vec::new());
+        let values: Vec<Option<f64>> = values
+            .into_iter()
+            .zip(items)
+            .map(|(v, item)| match v {
+                ItemSmatch::Scored(v) => v,
+                ItemSmatch::NoGraph => {
+                    no_graph += 1;
+                    None
+                }
+                ItemSmatch::Malformed(why) => {
+                    malformed.push(format!("{}: {why}", item.id));
+                    None
+                }
+            })
+            .collect();
         let found = values.iter().filter(|v| v.is_some()).count();
-        if found == 0 {
+        if found == 0 && malformed.is_empty() {
             return Ok(FamilyOutput::Skipped("no item has both a response graph and a reference graph".into()));
         }
         let mut scores = FamilyScores::new(vec![Column::new("Smatch", values)]);
-        if found < items.len() {
-            scores.notes.push(format!("{} of {} items lack a response or reference graph and are not scored", items.len() - found, items.len()));
+        if !self.references.malformed.is_empty() {
+            let bad: Vec<String> = self.references.malformed.iter().map(ToString::to_string).collect();
+            scores.notes.push(format!("{} malformed blocks of the AMR files were skipped (their sentences have no graph): {}", bad.len(), bad.join("; ")));
+        }
+        if no_graph > 0 {
+            scores.notes.push(format!("{no_graph} of {} items lack a response or reference graph and are not scored", items.len()));
+        }
+        if !malformed.is_empty() {
+            const SHOWN: usize = 5;
+            let more = if malformed.len() > SHOWN { format!("; … ({} in all)", malformed.len()) } else { String::new() };
+            scores.notes.push(format!("{} items with a malformed graph are not scored: {}{more}", malformed.len(), malformed[..malformed.len().min(SHOWN)].join("; ")));
         }
         Ok(FamilyOutput::Scored(scores))
     }
