@@ -24,7 +24,7 @@
 //! (`referenced_score`, `min_max_normalize`, `hybrid`) and take the encoder through its traits.
 
 use std::collections::HashMap;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -158,10 +158,15 @@ pub struct CachedText {
 }
 
 /// An append-only file of token states keyed by text. A record is written only whole, and a
-/// torn last record (a killed run) is ignored on open, so no finished sentence is lost. Several
-/// processes may share one cache: appends and the reading on open hold an exclusive file lock,
-/// and length fields are bounded, so a damaged file is cut at the damage instead of asking for
-/// a huge allocation.
+/// torn last record (a killed run: its lengths are plausible but the file ends inside it) is
+/// dropped on open with a line on stderr, so no finished sentence is lost. Several processes may
+/// share one cache: appends and the reading on open hold an exclusive file lock, and length
+/// fields are bounded, so damage never asks for a huge allocation.
+///
+/// **Damage** (a length out of bounds, text that is not UTF-8) is quarantined, never silently
+/// cut: the records before it are kept, the bytes from the damaged record to the end are moved
+/// to `<file>.damaged-at-<offset>` (records after the damage cannot be re-synchronised without
+/// framing, so they are kept there for inspection and recomputed), and stderr says so.
 ///
 /// Record layout (little endian): `u32` text length, text bytes, `u32` token count, `u32` dim,
 /// the ids as `u32`, the states as f16.
@@ -188,14 +193,41 @@ impl EmbeddingCache {
         let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         let mut reader = BufReader::new(&file);
         let mut valid = 0_u64;
-        while let Some((text, entry, size)) = read_record(&mut reader, file_len - valid) {
-            if entry.states.len() != entry.ids.len() * dim {
-                return Err(Error::Format(format!("{}: record {} has width {} (expected {dim})", path.display(), cache.entries.len() + 1, entry.states.len() / entry.ids.len().max(1))));
+        let stop = loop {
+            match read_record(&mut reader, file_len - valid) {
+                Ok((text, entry, size)) => {
+                    if entry.states.len() != entry.ids.len() * dim {
+                        return Err(Error::Format(format!("{}: record {} has width {} (expected {dim})", path.display(), cache.entries.len() + 1, entry.states.len() / entry.ids.len().max(1))));
+                    }
+                    cache.entries.insert(text, entry);
+                    valid += size;
+                }
+                Err(stop) => break stop,
             }
-            cache.entries.insert(text, entry);
-            valid += size;
+        };
+        let rest = file_len - valid;
+        match stop {
+            Stop::End => {}
+            Stop::Torn => {
+                eprintln!("{}: dropped a torn last record ({rest} bytes at byte {valid}; a run stopped while writing it); {} records kept", path.display(), cache.entries.len());
+                file.set_len(valid).map_err(|e| Error::io(path, e))?;
+            }
+            Stop::Damaged(why) => {
+                let quarantine = PathBuf::from(format!("{}.damaged-at-{valid}", path.display()));
+                let mut tail = Vec::new();
+                let mut from = &file;
+                from.seek(std::io::SeekFrom::Start(valid)).map_err(|e| Error::io(path, e))?;
+                from.read_to_end(&mut tail).map_err(|e| Error::io(path, e))?;
+                std::fs::write(&quarantine, &tail).map_err(|e| Error::io(&quarantine, e))?;
+                file.set_len(valid).map_err(|e| Error::io(path, e))?;
+                eprintln!(
+                    "{}: damaged record at byte {valid} ({why}); the {} records before it are kept, the {rest} bytes from there are moved to {} and their sentences will be encoded again",
+                    path.display(),
+                    cache.entries.len(),
+                    quarantine.display()
+                );
+            }
         }
-        file.set_len(valid).map_err(|e| Error::io(path, e))?; // drop a torn tail
         Ok(cache)
     }
 
@@ -336,29 +368,51 @@ const MAX_TEXT_BYTES: usize = 1 << 20;
 const MAX_TOKENS: usize = 1 << 16;
 const MAX_DIM: usize = 1 << 14;
 
-/// The next whole record, or `None` at the end or at damage. Every length is checked against
-/// the bounds and against the `remaining` bytes of the file before anything is allocated.
-fn read_record(r: &mut impl Read, remaining: u64) -> Option<(String, CachedText, u64)> {
-    let len = read_u32(r)? as usize;
-    if len > MAX_TEXT_BYTES || (12 + len) as u64 > remaining {
-        return None;
+/// Why [`read_record`] stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// The end of the file, after a whole record.
+    End,
+    /// Plausible lengths, but the file ends inside the record: a torn last write.
+    Torn,
+    /// Lengths out of bounds or text that is not UTF-8.
+    Damaged(&'static str),
+}
+
+/// The next whole record, or why there is none. Every length is checked against the bounds and
+/// against the `remaining` bytes of the file before anything is allocated.
+fn read_record(r: &mut impl Read, remaining: u64) -> std::result::Result<(String, CachedText, u64), Stop> {
+    if remaining == 0 {
+        return Err(Stop::End);
+    }
+    let len = read_u32(r).ok_or(Stop::Torn)? as usize;
+    if len > MAX_TEXT_BYTES {
+        return Err(Stop::Damaged("text length out of bounds"));
+    }
+    if (12 + len) as u64 > remaining {
+        return Err(Stop::Torn);
     }
     let mut text = vec![0_u8; len];
-    r.read_exact(&mut text).ok()?;
-    let n = read_u32(r)? as usize;
-    let dim = read_u32(r)? as usize;
-    if n > MAX_TOKENS || dim > MAX_DIM || (12 + len + 4 * n + 2 * n * dim) as u64 > remaining {
-        return None;
+    r.read_exact(&mut text).map_err(|_| Stop::Torn)?;
+    let n = read_u32(r).ok_or(Stop::Torn)? as usize;
+    let dim = read_u32(r).ok_or(Stop::Torn)? as usize;
+    if n > MAX_TOKENS || dim > MAX_DIM {
+        return Err(Stop::Damaged("token count or width out of bounds"));
     }
+    let size = (12 + len + 4 * n + 2 * n * dim) as u64;
+    if size > remaining {
+        return Err(Stop::Torn);
+    }
+    let text = String::from_utf8(text).map_err(|_| Stop::Damaged("text is not UTF-8"))?;
     let mut ids = vec![0_u8; 4 * n];
-    r.read_exact(&mut ids).ok()?;
+    r.read_exact(&mut ids).map_err(|_| Stop::Torn)?;
     let mut states = vec![0_u8; 2 * n * dim];
-    r.read_exact(&mut states).ok()?;
+    r.read_exact(&mut states).map_err(|_| Stop::Torn)?;
     let entry = CachedText {
         ids: ids.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
         states: states.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]])).collect(),
     };
-    Some((String::from_utf8(text).ok()?, entry, (12 + len + 4 * n + 2 * n * dim) as u64))
+    Ok((text, entry, size))
 }
 
 fn write_record(w: &mut impl Write, text: &str, entry: &CachedText, dim: usize) -> std::io::Result<()> {

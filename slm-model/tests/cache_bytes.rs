@@ -74,3 +74,30 @@ fn an_inserted_record_reads_back() {
     assert_eq!(again.get("hi").map(|e| e.ids.clone()), Some(vec![7]));
     std::fs::remove_dir_all(path.parent().unwrap()).ok();
 }
+
+#[test]
+fn damage_is_quarantined_not_cut_away() {
+    let path = temp(u64::MAX - 1);
+    let (a, b, c) = (record("first", 2), record("second", 3), record("third", 1));
+    // The second record's text length is out of bounds: damage, not a torn tail.
+    let mut damaged = b.clone();
+    damaged[..4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let bytes: Vec<u8> = [a.clone(), damaged, c.clone()].concat();
+    std::fs::write(&path, &bytes).unwrap();
+    let cache = EmbeddingCache::open(&path, 4).unwrap();
+    assert_eq!(cache.len(), 1, "the record before the damage is kept");
+    assert!(cache.get("first").is_some());
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), a.len() as u64);
+    let quarantine = std::path::PathBuf::from(format!("{}.damaged-at-{}", path.display(), a.len()));
+    assert_eq!(std::fs::read(&quarantine).unwrap(), bytes[a.len()..], "every byte from the damage on is kept aside");
+
+    // A torn last record (a killed write) is dropped and nothing is quarantined.
+    let torn_path = temp(u64::MAX - 2);
+    let torn: Vec<u8> = [a.clone(), b[..b.len() - 3].to_vec()].concat();
+    std::fs::write(&torn_path, &torn).unwrap();
+    assert_eq!(EmbeddingCache::open(&torn_path, 4).unwrap().len(), 1);
+    assert_eq!(std::fs::metadata(&torn_path).unwrap().len(), a.len() as u64);
+    assert!(std::fs::read_dir(torn_path.parent().unwrap()).unwrap().all(|e| !e.unwrap().path().to_string_lossy().contains("damaged")));
+    std::fs::remove_dir_all(path.parent().unwrap()).ok();
+    std::fs::remove_dir_all(torn_path.parent().unwrap()).ok();
+}
