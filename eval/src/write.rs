@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use dialeval_datasets::DialogueItem;
+use dialeval_metrics::correlation::CorrelationKind;
 use dialeval_metrics::report::{csv_field, format_pvalue};
 use serde::Serialize;
 
@@ -28,9 +29,14 @@ pub fn summary_markdown(analysis: &Analysis) -> String {
         let cells: Vec<String> = m
             .cells
             .iter()
-            .map(|c| match c {
+            .enumerate()
+            .map(|(k, c)| match c {
                 Some(c) => format!("{:.3} / {:.3}{}", c.spearman, c.pearson, c.marker()),
-                None => "–".to_owned(),
+                // Why there is no value: the coefficient's reason, or too few scored items.
+                None => match analysis.turn_level.rows.iter().find(|r| r.metric == m.metric.as_str() && r.criterion == names[k] && r.kind == CorrelationKind::Spearman) {
+                    Some(r) => format!("– ({})", r.undefined.map_or("undefined", |u| u.reason())),
+                    None => "– (< 4 items)".to_owned(),
+                },
             })
             .collect();
         let length = m.length.map_or_else(|| "–".to_owned(), |l| format!("{:.3} (p={})", l.spearman, format_pvalue(l.pvalue)));

@@ -75,3 +75,20 @@ fn williams_without_a_value_says_why() {
     assert_eq!((row.n, row.t, row.pvalue_one_sided), (2, None, None));
     assert!(row.undefined.as_deref().is_some_and(|w| w.contains('2')), "{row:?}");
 }
+
+#[test]
+fn an_undefined_correlation_carries_its_reason_into_the_reports() {
+    let mut table = ScoreTable::new(10);
+    table.push(Column::new("A", A.iter().copied().map(Some).collect())).unwrap();
+    table.push(Column::new("flat", vec![Some(0.5); 10])).unwrap();
+    table.push(Column::new("sparse", (0..10).map(|i| (i < 3).then_some(B[i])).collect())).unwrap();
+    let human = HumanScores { criteria: vec![(Criterion::Overall, HUMAN.iter().copied().map(Some).collect())] };
+    let a = Analysis::of(&table, &human, &vec![None; 10], &[None; 10], &ReportConfig { bootstrap: None, ..Default::default() }).unwrap();
+    let summary = dialeval_eval::write::summary_markdown(&a);
+    assert!(summary.lines().any(|l| l.starts_with("| flat |") && l.contains("– (constant input)")), "{summary}");
+    assert!(summary.lines().any(|l| l.starts_with("| sparse |") && l.contains("– (< 4 items)")), "{summary}");
+    let json = serde_json::to_value(&a).unwrap();
+    let rows = json["turn_level"]["rows"].as_array().unwrap();
+    assert!(rows.iter().any(|r| r["metric"] == "flat" && r["kind"] == "spearman" && r["undefined"] == "constant_input"), "{rows:?}");
+    assert!(a.turn_level.to_markdown().contains("undefined (constant input)"));
+}

@@ -88,6 +88,25 @@ pub enum Undefined {
     NoDegreesOfFreedom,
 }
 
+impl Undefined {
+    /// The reason in words, for reports.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::ConstantInput => "constant input",
+            Self::TooFewObservations => "fewer than two observations",
+            Self::NanInput => "NaN in the input",
+            Self::NonFiniteInput => "an infinite value",
+            Self::NoDegreesOfFreedom => "no degrees of freedom for the p-value",
+        }
+    }
+}
+
+impl std::fmt::Display for Undefined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.reason())
+    }
+}
+
 /// A coefficient and its two-sided p-value.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Correlation {

@@ -44,6 +44,9 @@ pub struct ReportRow {
     pub n: usize,
     /// Confidence interval, when computed.
     pub ci: Option<Interval>,
+    /// Why the coefficient or its p-value is undefined, when it is.
+    #[serde(default)]
+    pub undefined: Option<crate::correlation::Undefined>,
 }
 
 /// One row to compute: metric name and values, criterion name and values, coefficient.
@@ -82,7 +85,7 @@ impl CorrelationReport {
                 bootstrap_interval(x, y, stat, &b).ok().map(|r| r.interval)
             })
         };
-        Ok(ReportRow { metric: metric.to_owned(), criterion: criterion.to_owned(), kind, statistic: c.statistic, pvalue: c.pvalue, n: c.n, ci })
+        Ok(ReportRow { metric: metric.to_owned(), criterion: criterion.to_owned(), kind, statistic: c.statistic, pvalue: c.pvalue, n: c.n, ci, undefined: c.undefined })
     }
 
     /// A Markdown table: one line per metric × criterion, one column per coefficient, each
@@ -119,7 +122,7 @@ impl CorrelationReport {
 
 fn format_cell(r: &ReportRow) -> String {
     if r.statistic.is_nan() {
-        return "undefined".to_owned();
+        return r.undefined.map_or_else(|| "undefined".to_owned(), |why| format!("undefined ({why})"));
     }
     let star = if r.pvalue < 0.05 { "*" } else { "" };
     let ci = r.ci.map_or_else(String::new, |c| format!(" [{:.3}, {:.3}]", c.low, c.high));

@@ -48,9 +48,9 @@ impl MetricFamily for SlmFamily {
         "slm"
     }
 
-    /// 1: the first versioned computation.
+    /// 2: unreadable response graphs are named and not counted as graphs.
     fn version(&self) -> &'static str {
-        "slm/1"
+        "slm/2"
     }
 
     fn settings(&self) -> SlmSettings {
@@ -66,8 +66,24 @@ impl MetricFamily for SlmFamily {
         let pairs: Vec<TrainingPair> = at.iter().map(|&i| slm_pair(&items[i], self.context_turns)).collect();
         let encoder = self.encoder.as_ref().map(|(e, c)| (e.as_ref(), c.as_ref()));
         let scores = score_slm_pairs(&self.scorer, &pairs, encoder, progress)?;
-        let with_graphs = pairs.iter().filter(|p| p.response_amr.is_some()).count();
+        // A response graph counts only when the model can read it; one that does not parse is
+        // scored as a missing graph (the model's learned input for it) and named here.
+        let max_path = self.scorer.featurizer().max_path;
+        let (mut with_graphs, mut unreadable) = (0, Vec::new());
+        for (p, &i) in pairs.iter().zip(&at) {
+            match p.response_amr.as_deref() {
+                Some(g) if dialeval_slm_model::data::graph_input(g, max_path).is_some() => with_graphs += 1,
+                Some(_) => unreadable.push(items[i].id.as_str()),
+                None => {}
+            }
+        }
         let column = Column::spread("SLM", items.len(), &at, &scores)?;
-        Ok(FamilyOutput::Scored(FamilyScores::new(vec![column]).with_note(format!("{} items scored, {with_graphs} with a response graph", scores.len()))))
+        let mut out = FamilyScores::new(vec![column]).with_note(format!("{} items scored, {with_graphs} with a response graph", scores.len()));
+        if !unreadable.is_empty() {
+            const SHOWN: usize = 10;
+            let more = if unreadable.len() > SHOWN { format!(", … ({} in all)", unreadable.len()) } else { String::new() };
+            out = out.with_note(format!("{} response graphs do not parse and were scored as missing graphs: {}{more}", unreadable.len(), unreadable[..unreadable.len().min(SHOWN)].join(", ")));
+        }
+        Ok(FamilyOutput::Scored(out))
     }
 }
