@@ -158,11 +158,13 @@ impl Pipeline {
         self
     }
 
-    /// Runs every family over `items`, taking each from the cache when its key matches.
+    /// Runs every family over `items`, taking each from the cache when its key matches (a
+    /// damaged entry is quarantined, noted and recomputed: see [`crate::cache`]).
     ///
     /// # Errors
-    /// The first family error, a damaged cache file, or a family column that does not fit the
-    /// table (wrong length, non-finite value, a metric name already taken).
+    /// The first family error, a cache entry that cannot be moved aside or written, or a family
+    /// column that does not fit the table (wrong length, non-finite value, a metric name already
+    /// taken).
     pub fn run(&self, items: &[DialogueItem], observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<Scored> {
         let digest = items_digest(items)?;
         let mut table = ScoreTable::new(items.len());
