@@ -127,3 +127,36 @@ fn cached_answers_belong_to_the_server_that_gave_them() {
     assert_eq!(client(&format!("{first_url}/"), 2000, 0).identity(), client(&first_url, 2000, 0).identity());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 16, ..proptest::prelude::ProptestConfig::default() })]
+
+    /// Arbitrary bytes in every cache entry of a folder: read as a miss, asked again and
+    /// rewritten, never a panic.
+    #[test]
+    fn damaged_cache_entries_are_asked_again(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200), case in proptest::prelude::any::<u64>()) {
+        let (url, hits) = serve(vec![(200, vec![], OK_BODY.into())]);
+        let dir = std::env::temp_dir().join(format!("dialeval-cache-bytes-{}-{case}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cached = CachedClient::new(client(&url, 2000, 0), &dir).unwrap();
+        cached.complete(&request()).unwrap();
+        let entries: Vec<_> = walk(&dir);
+        proptest::prop_assert_eq!(entries.len(), 1);
+        std::fs::write(&entries[0], &bytes).unwrap();
+        let again = cached.complete(&request()).unwrap();
+        proptest::prop_assert_eq!(again.content.as_str(), "Coherence: 4");
+        proptest::prop_assert_eq!(hits.count(), 2, "the damaged entry was asked again");
+        proptest::prop_assert!(cached.complete(&request()).unwrap().cached, "and rewritten");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Every file below `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() { out.extend(walk(&path)) } else { out.push(path) }
+    }
+    out
+}
