@@ -286,6 +286,20 @@ impl std::fmt::Display for AucError {
 
 impl std::error::Error for AucError {}
 
+/// The positives (label 1) and negatives of `labels`, when both classes are there: what
+/// [`roc_auc`] needs of its labels.
+///
+/// # Errors
+/// [`AucError::OneClass`] when a class is missing.
+pub fn both_classes(labels: &[u8]) -> Result<(usize, usize), AucError> {
+    let positives = labels.iter().filter(|&&l| l == 1).count();
+    let negatives = labels.len() - positives;
+    if positives == 0 || negatives == 0 {
+        return Err(AucError::OneClass { positives, negatives });
+    }
+    Ok((positives, negatives))
+}
+
 /// ROC AUC of `scores` against 0/1 `labels`: the probability that a random positive scores
 /// above a random negative, ties counting one half (Mann-Whitney U with average ranks).
 ///
@@ -304,11 +318,7 @@ pub fn roc_auc(scores: &[f64], labels: &[u8]) -> Result<f64, AucError> {
     if scores.len() != labels.len() {
         return Err(AucError::LengthMismatch { scores: scores.len(), labels: labels.len() });
     }
-    let pos = labels.iter().filter(|&&l| l == 1).count();
-    let neg = labels.len() - pos;
-    if pos == 0 || neg == 0 {
-        return Err(AucError::OneClass { positives: pos, negatives: neg });
-    }
+    let (pos, neg) = both_classes(labels)?;
     let mut order: Vec<usize> = (0..scores.len()).collect();
     order.sort_by(|&a, &b| scores[a].total_cmp(&scores[b]));
     let mut rank_sum = 0.0;

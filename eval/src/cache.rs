@@ -52,8 +52,6 @@ struct Entry {
     key: CacheKey,
     /// Kept for a reader of the file: what the key was made of.
     settings: serde_json::Value,
-    /// Number of items the columns cover.
-    items: usize,
     columns: Vec<Column>,
     notes: Vec<String>,
 }
@@ -119,7 +117,7 @@ impl FamilyCache {
             Ok(text) => match serde_json::from_str::<Entry>(&text) {
                 Err(e) => format!("not a cache entry: {e}"),
                 Ok(entry) if entry.family != family || &entry.key != key => format!("holds {} under key {}", entry.family, entry.key.as_str()),
-                Ok(entry) => match entry.columns.iter().find(|c| c.values.len() != items || entry.items != items) {
+                Ok(entry) => match entry.columns.iter().find(|c| c.values.len() != items) {
                     Some(c) => format!("column {} has {} values for {items} items", c.metric, c.values.len()),
                     None => {
                         // A hit counts as a use for pruning.
@@ -142,8 +140,7 @@ impl FamilyCache {
     /// # Errors
     /// [`Error::Io`] or [`Error::Json`].
     pub fn store(&self, family: &str, version: &str, key: &CacheKey, settings: &serde_json::Value, columns: &[Column], notes: &[String]) -> Result<()> {
-        let items = columns.first().map_or(0, |c| c.values.len());
-        let entry = Entry { family: family.to_owned(), version: version.to_owned(), key: key.clone(), settings: settings.clone(), items, columns: columns.to_vec(), notes: notes.to_vec() };
+        let entry = Entry { family: family.to_owned(), version: version.to_owned(), key: key.clone(), settings: settings.clone(), columns: columns.to_vec(), notes: notes.to_vec() };
         let path = self.path(family, key);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;

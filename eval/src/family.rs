@@ -99,16 +99,53 @@ impl<F: MetricFamily> ErasedFamily for F {
     }
 }
 
-/// Why `item` cannot be scored against its references: no response, an empty (blank)
-/// response, no reference, or an empty reference. `None` when it can.
-pub fn unreferenced_reason(item: &DialogueItem) -> Option<&'static str> {
+/// Why an item cannot be scored against its references.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Unreferenced {
+    /// No response (a dialogue-level item).
+    NoResponse,
+    /// No reference (a corpus's ground-truth rows).
+    NoReference,
+    /// A reference that is empty or blank.
+    EmptyReference,
+    /// A response that is empty or blank.
+    EmptyResponse,
+}
+
+impl Unreferenced {
+    /// The reason in words.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::NoResponse => "no response",
+            Self::NoReference => "no reference",
+            Self::EmptyResponse => "empty response",
+            Self::EmptyReference => "empty reference",
+        }
+    }
+
+    /// Whether the item's own text is at fault (named in the notes), not a missing field.
+    pub fn is_empty_text(self) -> bool {
+        matches!(self, Self::EmptyResponse | Self::EmptyReference)
+    }
+}
+
+/// Why `item` cannot be scored against its references, or `None` when it can.
+pub fn unreferenced_reason(item: &DialogueItem) -> Option<Unreferenced> {
     match &item.response {
-        None => Some("no response"),
-        Some(r) if r.text.trim().is_empty() => Some("empty response"),
-        Some(_) if item.references.is_empty() => Some("no reference"),
-        Some(_) if item.references.iter().any(|r| r.trim().is_empty()) => Some("empty reference"),
+        None => Some(Unreferenced::NoResponse),
+        Some(r) if r.text.trim().is_empty() => Some(Unreferenced::EmptyResponse),
+        Some(_) if item.references.is_empty() => Some(Unreferenced::NoReference),
+        Some(_) if item.references.iter().any(|r| r.trim().is_empty()) => Some(Unreferenced::EmptyReference),
         Some(_) => None,
     }
+}
+
+/// The first `shown` of `names` joined by `sep`, then `, … (N in all)` (with `sep`'s
+/// punctuation) when there are more: how notes name the items they are about.
+pub fn named_list(names: &[impl AsRef<str>], shown: usize, sep: &str) -> String {
+    let listed: Vec<&str> = names.iter().take(shown).map(AsRef::as_ref).collect();
+    let more = if names.len() > shown { format!("{} … ({} in all)", sep.trim_end(), names.len()) } else { String::new() };
+    format!("{}{more}", listed.join(sep))
 }
 
 /// The items a referenced metric scores: a non-empty response and references, none of them
@@ -122,10 +159,10 @@ pub fn referenced_items(items: &[DialogueItem]) -> Vec<usize> {
 /// empty. Empty when every item is scored.
 pub fn unscored_notes(items: &[DialogueItem]) -> Vec<String> {
     let mut missing = 0;
-    let mut empty: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
+    let mut empty: std::collections::BTreeMap<Unreferenced, Vec<&str>> = std::collections::BTreeMap::new();
     for item in items {
         match unreferenced_reason(item) {
-            Some(why @ ("empty response" | "empty reference")) => empty.entry(why).or_default().push(&item.id),
+            Some(why) if why.is_empty_text() => empty.entry(why).or_default().push(&item.id),
             Some(_) => missing += 1,
             None => {}
         }
@@ -135,9 +172,7 @@ pub fn unscored_notes(items: &[DialogueItem]) -> Vec<String> {
         notes.push(format!("{missing} of {} items have no response or no reference and are not scored", items.len()));
     }
     for (why, ids) in empty {
-        const SHOWN: usize = 10;
-        let more = if ids.len() > SHOWN { format!(", … ({} in all)", ids.len()) } else { String::new() };
-        notes.push(format!("{} items with an {why} are not scored: {}{more}", ids.len(), ids[..ids.len().min(SHOWN)].join(", ")));
+        notes.push(format!("{} items with an {} are not scored: {}", ids.len(), why.name(), named_list(&ids, 10, ", ")));
     }
     notes
 }
@@ -145,4 +180,16 @@ pub fn unscored_notes(items: &[DialogueItem]) -> Vec<String> {
 /// The response text of an item (empty for dialogue-level items).
 pub fn response(item: &DialogueItem) -> &str {
     item.response.as_ref().map_or("", |r| r.text.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn named_lists_show_the_first_names_and_the_count() {
+        assert_eq!(named_list(&["a", "b"], 5, ", "), "a, b");
+        assert_eq!(named_list(&["a", "b", "c"], 2, ", "), "a, b, … (3 in all)");
+        assert_eq!(named_list(&["x: bad", "y: bad", "z: bad"], 1, "; "), "x: bad; … (3 in all)");
+    }
 }

@@ -5,7 +5,7 @@
 //! the cache keys of the families that read graphs).
 
 use std::collections::HashSet;
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use dialeval_amr_parse::{AmrParser, ParseStats};
@@ -50,20 +50,23 @@ pub fn parse_missing(parser: &dyn AmrParser, items: &[DialogueItem], files: &[Pa
     let file = parsed_file(parser, dir);
     let identity = parser.identity();
     if file.is_file() {
-        let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
-        let found = text.lines().next().and_then(|l| l.strip_prefix(IDENTITY_TAG));
+        // Only the first line names the identity.
+        let mut first = String::new();
+        std::io::BufReader::new(std::fs::File::open(&file).map_err(|e| Error::io(&file, e))?).read_line(&mut first).map_err(|e| Error::io(&file, e))?;
+        let found = first.trim_end_matches(['\n', '\r']).strip_prefix(IDENTITY_TAG);
         if found != Some(identity.as_str()) {
             return Err(Error::Config(format!("{} holds graphs of parser {:?}, not of {identity:?}; move it away to parse afresh", file.display(), found.unwrap_or("(no identity line)"))));
         }
     } else {
         std::fs::write(&file, format!("{IDENTITY_TAG}{identity}\n\n")).map_err(|e| Error::io(&file, e))?;
     }
+    // The store exists from here on: it is read once, with the other files.
     let mut known_files = files.to_vec();
-    if file.is_file() {
+    if !known_files.contains(&file) {
         known_files.push(file.clone());
     }
     let known = AmrIndex::load(&known_files)?;
-    let mut next_id = if file.is_file() { AmrIndex::load(std::slice::from_ref(&file))?.len() } else { 0 };
+    let mut next_id = known.blocks().iter().filter(|b| b.file == file).count();
     let mut seen = HashSet::new();
     let texts = items.iter().flat_map(|i| i.context.iter().map(|t| t.text.as_str()).chain(i.response.iter().map(|r| r.text.as_str())).chain(i.references.iter().map(String::as_str)));
     let missing: Vec<&str> = texts.filter(|t| known.by_text(t).is_none() && seen.insert(t.trim().to_owned())).collect();

@@ -214,6 +214,15 @@ impl OpenAiClient {
         Ok(Self { config, agent, limit, jitter: Mutex::new(0x2545_F491_4F6C_DD1D), served: std::sync::OnceLock::new() })
     }
 
+    /// `call` with the API key as a bearer token, when the configured variable holds one (read
+    /// per request; never stored or printed).
+    fn authorized(&self, call: ureq::Request) -> ureq::Request {
+        match self.config.api_key_env.as_deref().and_then(|v| std::env::var(v).ok()).filter(|k| !k.is_empty()) {
+            Some(key) => call.set("Authorization", &format!("Bearer {key}")),
+            None => call,
+        }
+    }
+
     /// The base URL as the cache keys see it: trimmed, no trailing `/`, scheme and host in
     /// lower case (`HTTP://Host:8089/v1/` and `http://host:8089/v1` are one endpoint).
     pub fn normalised_base_url(&self) -> String {
@@ -226,11 +235,7 @@ impl OpenAiClient {
         self.served
             .get_or_init(|| {
                 let url = format!("{}/models", self.config.base_url.trim().trim_end_matches('/'));
-                let mut call = self.agent.get(&url).timeout(Duration::from_secs(10));
-                if let Some(key) = self.config.api_key_env.as_deref().and_then(|v| std::env::var(v).ok()).filter(|k| !k.is_empty()) {
-                    call = call.set("Authorization", &format!("Bearer {key}"));
-                }
-                let listed = call.call().ok().and_then(|r| r.into_json::<Value>().ok());
+                let listed = self.authorized(self.agent.get(&url).timeout(Duration::from_secs(10))).call().ok().and_then(|r| r.into_json::<Value>().ok());
                 let mut ids: Vec<String> = listed
                     .as_ref()
                     .and_then(|v| v.get("data"))
@@ -318,10 +323,7 @@ impl ChatClient for OpenAiClient {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let mut call = self.agent.post(&url).set("Content-Type", "application/json");
-            if let Some(key) = self.config.api_key_env.as_deref().and_then(|v| std::env::var(v).ok()).filter(|k| !k.is_empty()) {
-                call = call.set("Authorization", &format!("Bearer {key}"));
-            }
+            let call = self.authorized(self.agent.post(&url).set("Content-Type", "application/json"));
             let started = Instant::now();
             let outcome = call.send_json(&body);
             let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -361,7 +363,7 @@ fn normalise_base_url(url: &str) -> String {
     let url = url.trim().trim_end_matches('/');
     match url.split_once("://") {
         Some((scheme, rest)) => {
-            let (host, path) = rest.split_once('/').map_or((rest, ""), |(h, p)| (h, p));
+            let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
             let path = if path.is_empty() { String::new() } else { format!("/{path}") };
             format!("{}://{}{path}", scheme.to_ascii_lowercase(), host.to_ascii_lowercase())
         }

@@ -214,11 +214,11 @@ impl EmbeddingCache {
             }
             Stop::Damaged(why) => {
                 let quarantine = PathBuf::from(format!("{}.damaged-at-{valid}", path.display()));
-                let mut tail = Vec::new();
+                // Copied in a stream: the tail of a large cache need not fit in memory.
                 let mut from = &file;
                 from.seek(std::io::SeekFrom::Start(valid)).map_err(|e| Error::io(path, e))?;
-                from.read_to_end(&mut tail).map_err(|e| Error::io(path, e))?;
-                std::fs::write(&quarantine, &tail).map_err(|e| Error::io(&quarantine, e))?;
+                let mut to = std::fs::File::create(&quarantine).map_err(|e| Error::io(&quarantine, e))?;
+                std::io::copy(&mut from, &mut to).map_err(|e| Error::io(&quarantine, e))?;
                 file.set_len(valid).map_err(|e| Error::io(path, e))?;
                 eprintln!(
                     "{}: damaged record at byte {valid} ({why}); the {} records before it are kept, the {rest} bytes from there are moved to {} and their sentences will be encoded again",

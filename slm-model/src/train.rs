@@ -270,7 +270,7 @@ pub fn auc_against(pairs: &[TrainingPair], scores: &[f64], kind: PairKind) -> st
 /// # Errors
 /// [`Error::DevSet`] naming the class counts.
 pub fn check_dev_labels(labels: &[u8]) -> Result<()> {
-    roc_auc(&vec![0.0; labels.len()], labels).map(|_| ()).map_err(Error::DevSet)
+    dialeval_common::both_classes(labels).map(|_| ()).map_err(Error::DevSet)
 }
 
 fn model_config(f: &Featurizer, c: &TrainConfig) -> SlmConfig {

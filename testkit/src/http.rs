@@ -39,8 +39,7 @@ pub fn serve(responses: Vec<Canned>) -> (String, Requests) {
             let Ok(mut stream) = stream else { continue };
             let (line, body) = read_request(&mut stream);
             if line.starts_with("GET ") && line.split_whitespace().nth(1).is_some_and(|p| p.ends_with("/models")) {
-                let models = format!("{{\"object\":\"list\",\"data\":[{{\"id\":\"{SERVED_MODEL}\"}}]}}");
-                let _ = stream.write_all(format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{models}", models.len()).as_bytes());
+                respond(&mut stream, 200, &[], &format!("{{\"object\":\"list\",\"data\":[{{\"id\":\"{SERVED_MODEL}\"}}]}}"));
                 continue;
             }
             let k = {
@@ -49,14 +48,19 @@ pub fn serve(responses: Vec<Canned>) -> (String, Requests) {
                 bodies.len() - 1
             };
             let (status, headers, body) = &responses[k.min(responses.len() - 1)];
-            let mut head = format!("HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
-            for (h, v) in headers {
-                head.push_str(&format!("{h}: {v}\r\n"));
-            }
-            let _ = stream.write_all(format!("{head}\r\n{body}").as_bytes());
+            respond(&mut stream, *status, headers, body);
         }
     });
     (url, requests)
+}
+
+/// Writes one `application/json` response and closes the connection.
+fn respond(stream: &mut TcpStream, status: u16, headers: &[(&'static str, String)], body: &str) {
+    let mut head = format!("HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+    for (h, v) in headers {
+        head.push_str(&format!("{h}: {v}\r\n"));
+    }
+    let _ = stream.write_all(format!("{head}\r\n{body}").as_bytes());
 }
 
 /// The model id [`serve`] lists at `GET …/models`.

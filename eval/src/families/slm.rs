@@ -10,7 +10,7 @@ use dialeval_slm_model::train::Scorer;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, named_list};
 use crate::models::{CheckpointIdentity, SharedCache, score_slm_pairs, slm_pair};
 use crate::table::Column;
 
@@ -80,9 +80,7 @@ impl MetricFamily for SlmFamily {
         let column = Column::spread("SLM", items.len(), &at, &scores)?;
         let mut out = FamilyScores::new(vec![column]).with_note(format!("{} items scored, {with_graphs} with a response graph", scores.len()));
         if !unreadable.is_empty() {
-            const SHOWN: usize = 10;
-            let more = if unreadable.len() > SHOWN { format!(", … ({} in all)", unreadable.len()) } else { String::new() };
-            out = out.with_note(format!("{} response graphs do not parse and were scored as missing graphs: {}{more}", unreadable.len(), unreadable[..unreadable.len().min(SHOWN)].join(", ")));
+            out = out.with_note(format!("{} response graphs do not parse and were scored as missing graphs: {}", unreadable.len(), named_list(&unreadable, 10, ", ")));
         }
         Ok(FamilyOutput::Scored(out))
     }

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::digest::FileDigest;
 use crate::error::Result;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, named_list};
 use crate::table::Column;
 
 /// Smatch F1 (smatch 1.0.4's hill climbing) between the response graph attached to an item and
@@ -139,9 +139,7 @@ impl MetricFamily for SmatchFamily {
             scores.notes.push(format!("{no_graph} of {} items lack a response or reference graph and are not scored", items.len()));
         }
         if !malformed.is_empty() {
-            const SHOWN: usize = 5;
-            let more = if malformed.len() > SHOWN { format!("; … ({} in all)", malformed.len()) } else { String::new() };
-            scores.notes.push(format!("{} items with a malformed graph are not scored: {}{more}", malformed.len(), malformed[..malformed.len().min(SHOWN)].join("; ")));
+            scores.notes.push(format!("{} items with a malformed graph are not scored: {}", malformed.len(), named_list(&malformed, 5, "; ")));
         }
         Ok(FamilyOutput::Scored(scores))
     }
