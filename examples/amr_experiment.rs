@@ -23,7 +23,8 @@ use std::process::ExitCode;
 use burn::prelude::Device;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp::{self, ExcludeList};
-use dialeval_datasets::pairs::{DdppPairConfig, PairKind, TrainingPair, ddpp_context, ddpp_pairs, split_by_group};
+use dialeval_datasets::pairs::{PairKind, TrainingPair};
+use dialeval_eval::models::{ddpp_slm_pairs, slm_pair, split_contexts};
 use dialeval_eval::plot::heatmap;
 use dialeval_examples::{Progress, human_criteria};
 use dialeval_metrics::correlation::CorrelationKind;
@@ -78,12 +79,12 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let test_all = ddpp::load(&dd.join("test.json"))?;
     let (annotated, mut rest): (Vec<_>, Vec<_>) = test_all.into_iter().partition(|c| test_ids.contains(&c.id));
     rest.truncate(args.rest_contexts);
-    let config = |seed| DdppPairConfig { max_context_turns: Some(2), seed, ..DdppPairConfig::default() };
-    let (mut pairs, _) = ddpp_pairs(&dev_contexts, "dev.json", Some(&exclude), &config(0))?;
-    let dev_coverage = index.attach_pairs(&mut pairs);
-    let (mut test_pairs, _) = ddpp_pairs(&annotated, "test.json", Some(&exclude), &config(0))?;
-    let test_coverage = index.attach_pairs(&mut test_pairs);
-    let (rest_pairs, _) = ddpp_pairs(&rest, "test.json", Some(&exclude), &config(0))?;
+    let dev = ddpp_slm_pairs(&dev_contexts, "dev.json", &exclude, &index, 0)?;
+    let (pairs, dev_coverage) = (dev.pairs, dev.coverage);
+    let test = ddpp_slm_pairs(&annotated, "test.json", &exclude, &index, 0)?;
+    let (test_pairs, test_coverage) = (test.pairs, test.coverage);
+    // The rest of the test set has no silver graphs: an empty index leaves them text-only.
+    let rest_pairs = ddpp_slm_pairs(&rest, "test.json", &exclude, &AmrIndex::default(), 0)?.pairs;
     eprintln!(
         "amr_experiment: {} dev contexts → {} pairs (graphs for {} of {} turns and responses); test: {} annotated pairs (graphs for {} of {}), {} text-only pairs",
         dev_contexts.len(),
@@ -98,25 +99,12 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut usr = dialeval_datasets::usr::load(&shared.join("data/usr-personachat/pc_usr_data.json"))?;
     let usr_coverage = index.attach(&mut usr);
     eprintln!("amr_experiment: USR-PersonaChat: graphs for {} of {} utterances", usr_coverage.with_amr, usr_coverage.turns);
-    let usr_pairs: Vec<TrainingPair> = usr
-        .iter()
-        .map(|item| {
-            let context: Vec<_> = item.context.iter().rev().take(2).rev().collect();
-            TrainingPair {
-                id: item.id.clone(),
-                context: context.iter().map(|t| t.text.clone()).collect(),
-                response: item.response.as_ref().map_or_else(String::new, |r| r.text.clone()),
-                kind: PairKind::Positive,
-                context_amr: context.iter().map(|t| t.amr.clone()).collect(),
-                response_amr: item.response.as_ref().and_then(|r| r.amr.clone()),
-            }
-        })
-        .collect();
+    let usr_pairs: Vec<TrainingPair> = usr.iter().map(|item| slm_pair(item, 2)).collect();
     let criteria = human_criteria(&usr);
     // Earlier runs into the same directory (other modes or seeds) are kept.
     let mut results: Vec<serde_json::Value> = std::fs::read_to_string(out.join("results.json")).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
     for &seed in seeds {
-        let (train_p, dev_p, _) = split_by_group(pairs.clone(), [0.9, 0.1, 0.0], seed, ddpp_context)?;
+        let (train_p, dev_p) = split_contexts(pairs.clone(), seed)?;
         for &mode in modes {
             let dir = out.join(format!("{}-seed{seed}", serde_json::to_value(mode)?.as_str().unwrap_or("mode")));
             let bar = Progress::new(&format!("{mode:?} seed {seed}"));

@@ -6,7 +6,7 @@
 //!     [--representation max_pool|mean_pool|bi_gru] [--objective cross_entropy|ranking]
 //!     [--data mix|positives] [--topical yes|no] [--contexts 2000] [--query-turns 2]
 //!     [--epochs 10] [--batch 64] [--lr 0.001] [--seed 0] [--encoder DIR] [--shared ../shared]
-//! cargo run --release --example bert_ruber -- score --model DIR [--out scores.jsonl] [--encoder DIR] [--shared ../shared]
+//! cargo run --release --example bert_ruber -- score --model DIR [--out REPORT_DIR] [--encoder DIR] [--shared ../shared]
 //! ```
 //! Training triples with `--data mix` (the default): the training mix of
 //! `dialeval_datasets::mix` (DailyDialog++ dev + test with length-matched corpus negatives,
@@ -19,23 +19,25 @@
 //! `~/.cache/dialeval/embeddings/<encoder>.bin`, so the encoder runs once per sentence.
 //! A killed `train` resumes from its last finished epoch.
 //!
-//! `score` writes one JSON line per USR item (unreferenced; referenced = cosine of max-min
-//! pooled token states of response and ground truth; hybrids = min, max, arithmetic and
-//! geometric mean of the min-max normalised pair) and prints a Markdown table of Pearson and
-//! Spearman correlations with the mean human score of every criterion.
+//! `score` runs the main job's BERT-RUBER family on USR-PersonaChat (unreferenced; referenced =
+//! cosine of max-min pooled token states of response and ground truth; hybrids = min, max,
+//! arithmetic and geometric mean of the min-max normalised pair), prints the summary table
+//! (Spearman / Pearson with every criterion, ρ with length) and, with `--out`, writes the
+//! report folder of `evaluate`.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use burn::prelude::Device;
-use dialeval_common::SplitMix64;
-use dialeval_datasets::ddpp::{self, DdppContext, ExcludeList};
+use dialeval_eval::families::{BertRuberFamily, MemoEmbedder};
+use dialeval_eval::models::{CheckpointIdentity, SharedCache, default_cache_dir, mix_triples, positives_triples};
+use dialeval_eval::write::summary_markdown;
+use dialeval_eval::{Evaluation, Event};
 use dialeval_examples::YesNo;
-use dialeval_examples::{Progress, embedding_cache, human_criteria, report_markdown};
-use dialeval_metrics::embedding::{HybridStrategy, MultiRef, Pooling, hybrid, min_max_normalize, referenced_score_refs};
+use dialeval_examples::{Progress, embedding_cache};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
-use dialeval_slm_model::ruber::{Embeddings, Objective, Representation, RuberConfig, RuberScorer, Triple, train_unreferenced};
+use dialeval_slm_model::ruber::{Embeddings, Objective, Representation, RuberConfig, RuberScorer, train_unreferenced};
 use serde_json::json;
 
 #[derive(Debug, clap::Parser)]
@@ -113,7 +115,7 @@ struct ScoreArgs {
     /// The trained model.
     #[arg(long)]
     model: PathBuf,
-    /// Scores per item, as JSON lines.
+    /// A report folder: scores.jsonl/csv, correlations.md/json, report.md.
     #[arg(long)]
     out: Option<PathBuf>,
 }
@@ -148,7 +150,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                     test_pairs = mix.test;
                     (mix_triples(&mix.train, &config), mix_triples(&mix.dev, &config))
                 }
-                Data::Positives => positives_triples(shared, &config, t.contexts)?,
+                Data::Positives => positives_triples(&shared.join("data/dailydialog-plusplus"), &config, t.contexts)?,
             };
             eprintln!("bert_ruber: {} training triples, {} dev triples", train.len(), dev.len());
             let mut cache = embedding_cache(&encoder)?;
@@ -179,108 +181,30 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         Command::Score(a) => {
-            let scorer = RuberScorer::load(&a.model, device)?;
+            // The main job's BERT-RUBER family (unreferenced; referenced = cosine of max-min
+            // pooled token states of response and ground truth; hybrids of the min-max
+            // normalised pair) on USR-PersonaChat, correlated by the library's analysis.
             let items = dialeval_datasets::usr::load(&shared.join("data/usr-personachat/pc_usr_data.json"))?;
-            let queries: Vec<String> = items.iter().map(|i| scorer.config.query(&i.context.iter().map(|t| t.text.as_str()).collect::<Vec<_>>())).collect();
-            let responses: Vec<&str> = items.iter().map(|i| i.response.as_ref().map_or("", |r| r.text.as_str())).collect();
-            let started = std::time::Instant::now();
-            dialeval_common::SentenceEmbedder::embed_sentences(&encoder, &responses).map_err(|e| e.to_string())?;
-            let seconds = started.elapsed().as_secs_f64();
-            eprintln!("bert_ruber: embedded the {} responses in {seconds:.2} s ({:.1} ms per sentence, batches of {})", responses.len(), 1000.0 * seconds / responses.len() as f64, encoder.batch_size);
-            let mut cache = embedding_cache(&encoder)?;
-            let texts: Vec<&str> = queries.iter().map(String::as_str).chain(responses.iter().copied()).collect();
-            cache.fill(&encoder, &texts, &|_, _| {})?;
-            let pairs: Vec<(&str, &str)> = queries.iter().map(String::as_str).zip(responses.iter().copied()).collect();
-            let unreferenced = scorer.score(&cache, &pairs)?;
-            // Referenced scores exist for the items that have a reference (not the ground truth).
-            let with_ref: Vec<usize> = (0..items.len()).filter(|&i| !items[i].references.is_empty()).collect();
-            let mut referenced = Vec::with_capacity(with_ref.len());
-            for &i in &with_ref {
-                let refs: Vec<&str> = items[i].references.iter().map(String::as_str).collect();
-                referenced.push(referenced_score_refs(&encoder, responses[i], &refs, Pooling::MaxMin, MultiRef::Max)?);
+            let encoder = Arc::new(encoder);
+            let memo = Arc::new(MemoEmbedder::new(Arc::clone(&encoder), encoder.fingerprint()));
+            let cache = Arc::new(SharedCache::new(&encoder, &default_cache_dir()));
+            let family = BertRuberFamily::new(RuberScorer::load(&a.model, device)?, CheckpointIdentity::of(&a.model)?, encoder, memo, cache);
+            let bar = Progress::new("bert_ruber");
+            let report = Evaluation::of(&items)
+                .family(family)
+                .observe(|e| match e {
+                    Event::Progress { done, total, .. } => bar.update(done, total),
+                    Event::Note { text, .. } => eprintln!("bert_ruber: {text}"),
+                    _ => {}
+                })
+                .run()?;
+            bar.finish();
+            println!("{}", summary_markdown(&report.analysis));
+            if let Some(dir) = &a.out {
+                report.write(dir)?;
+                eprintln!("bert_ruber: wrote {}/report.md, scores.jsonl and correlations.md", dir.display());
             }
-            let unref_sub: Vec<f64> = with_ref.iter().map(|&i| unreferenced[i]).collect();
-            let (nu, nr) = (min_max_normalize(&unref_sub)?, min_max_normalize(&referenced)?);
-            let strategies = [("min", HybridStrategy::Min), ("max", HybridStrategy::Max), ("arithmetic_mean", HybridStrategy::ArithmeticMean), ("geometric_mean", HybridStrategy::GeometricMean)];
-            let hybrids: Vec<(String, Vec<f64>)> = strategies.iter().map(|(n, s)| Ok((format!("hybrid_{n}"), hybrid(&nu, &nr, *s)?))).collect::<Result<_, Box<dyn std::error::Error>>>()?;
-            if let Some(path) = &a.out {
-                let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
-                for (k, item) in items.iter().enumerate() {
-                    let j = with_ref.iter().position(|&i| i == k);
-                    let mut line = json!({"id": item.id, "system": item.system, "unreferenced": unreferenced[k], "referenced": j.map(|j| referenced[j])});
-                    for (name, v) in &hybrids {
-                        line[name] = json!(j.map(|j| v[j]));
-                    }
-                    writeln!(file, "{line}")?;
-                }
-            }
-            let all_criteria = human_criteria(&items);
-            let sub_items: Vec<_> = with_ref.iter().map(|&i| items[i].clone()).collect();
-            let sub_criteria = human_criteria(&sub_items);
-            println!("## all {} items\n\n{}", items.len(), report_markdown(&[("unreferenced", &unreferenced)], &all_criteria)?);
-            let mut metrics: Vec<(&str, &[f64])> = vec![("unreferenced", &unref_sub), ("referenced", &referenced)];
-            metrics.extend(hybrids.iter().map(|(n, v)| (n.as_str(), v.as_slice())));
-            println!("## the {} items with a reference\n\n{}", with_ref.len(), report_markdown(&metrics, &sub_criteria)?);
         }
     }
     Ok(())
-}
-
-/// The triples of mix pairs: within each context (or conversation), the k-th positive with the
-/// k-th negative, negatives reused in turn when there are fewer; contexts without a negative
-/// give none.
-fn mix_triples(pairs: &[dialeval_datasets::pairs::TrainingPair], config: &RuberConfig) -> Vec<Triple> {
-    use dialeval_datasets::pairs::pair_group;
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < pairs.len() {
-        let group = pair_group(&pairs[start]);
-        let end = start + pairs[start..].iter().take_while(|p| pair_group(p) == group).count();
-        let (positives, negatives): (Vec<_>, Vec<_>) = pairs[start..end].iter().partition(|p| p.label() == 1);
-        if !negatives.is_empty() {
-            for (k, p) in positives.iter().enumerate() {
-                let n = negatives[k % negatives.len()];
-                out.push(Triple { query: config.query(&p.context), positive: p.response.clone(), negative: n.response.clone() });
-            }
-        }
-        start = end;
-    }
-    out
-}
-
-/// The earlier recipe: triples from the first `contexts` contexts of `data_positives.json`
-/// (negatives sampled from other contexts), dev from 300 contexts of `dev.json` (positives
-/// against the corpus's random negatives).
-fn positives_triples(shared: &Path, config: &RuberConfig, contexts: usize) -> Result<(Vec<Triple>, Vec<Triple>), Box<dyn std::error::Error>> {
-    let dir = shared.join("data/dailydialog-plusplus");
-    let exclude = ExcludeList::load(&dir.join("overlap_exclude_ids.tsv"))?;
-    let keep = |file: &str, contexts: Vec<DdppContext>| -> Vec<DdppContext> { contexts.into_iter().filter(|c| !exclude.contains(file, c.id)).collect() };
-    let mut positives = keep("data_positives.json", ddpp::load(&dir.join("data_positives.json"))?);
-    positives.truncate(contexts);
-    let mut dev_contexts = keep("dev.json", ddpp::load(&dir.join("dev.json"))?);
-    dev_contexts.truncate(300);
-    let train = sampled_triples(&positives, config, config.seed);
-    let dev: Vec<Triple> =
-        dev_contexts.iter().flat_map(|c| c.positives.iter().zip(&c.random_negatives).map(|(p, n)| Triple { query: config.query(&c.context), positive: p.clone(), negative: n.clone() })).collect();
-    Ok((train, dev))
-}
-
-/// One triple per positive: a positive of another context (seeded) is its negative.
-fn sampled_triples(contexts: &[DdppContext], config: &RuberConfig, seed: u64) -> Vec<Triple> {
-    let mut rng = SplitMix64(seed);
-    let mut out = Vec::new();
-    for (k, c) in contexts.iter().enumerate() {
-        for p in &c.positives {
-            let mut other = rng.below(contexts.len().saturating_sub(1).max(1));
-            if other >= k {
-                other = (other + 1) % contexts.len();
-            }
-            let donor = &contexts[other].positives;
-            if other == k || donor.is_empty() {
-                continue;
-            }
-            out.push(Triple { query: config.query(&c.context), positive: p.clone(), negative: donor[rng.below(donor.len())].clone() });
-        }
-    }
-    out
 }

@@ -6,8 +6,9 @@
 //!     [--scoring parse|logprob|sample] [--samples 5] [--temperature 0.7] [--cache DIR] [--templates DIR] \
 //!     [--budget 12000] [--concurrency 1]
 //! ```
-//! ITEMS.jsonl is the generic format of `dialeval_datasets::jsonl` (turns may carry `amr`),
-//! plus an optional top-level `slm_score` (the SLM's probability). One JSON object per item ×
+//! ITEMS.jsonl is the generic format of `dialeval_datasets::jsonl` (turns may carry `amr`).
+//! The variants that show the SLM's probability (full, no-amr, multi) score every item with the
+//! SLM of `--slm` first (default: the shipped `models/slm`). One JSON object per item ×
 //! criterion goes to stdout: `{"id", "criterion", "variant", "outcome", "truncation", "calls"}`;
 //! a failed judgement is `{"id", "criterion", "error"}`. The cache (default
 //! `.dialeval-cache/llm`) makes a killed run resume without repeating calls. The API key, if
@@ -17,10 +18,13 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use dialeval_common::Criterion;
+use dialeval_eval::families::llm::prompt_input;
+use dialeval_eval::models::{cpu, score_items};
 use dialeval_llm_prompt::judge::CRITERIA;
 use dialeval_llm_prompt::prompt::{PromptInput, Templates, Variant};
 use dialeval_llm_prompt::{CachedClient, Judge, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
-use serde_json::{Value, json};
+use dialeval_slm_model::train::Scorer;
+use serde_json::json;
 
 /// How answers become scores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -36,7 +40,7 @@ enum ScoringKind {
 #[derive(Debug, clap::Parser)]
 #[command(about = "Rate items with an LLM judge on the paper's four criteria")]
 struct Args {
-    /// Items in the generic JSONL format (optional top-level `slm_score`).
+    /// Items in the generic JSONL format.
     #[arg(long)]
     input: std::path::PathBuf,
     /// OpenAI-compatible endpoint.
@@ -72,6 +76,9 @@ struct Args {
     /// Seconds before a call times out.
     #[arg(long, default_value_t = 300)]
     timeout: u64,
+    /// The SLM checkpoint whose probability the full, no-amr and multi prompts show.
+    #[arg(long, default_value = "models/slm")]
+    slm: std::path::PathBuf,
     /// Calls in flight.
     #[arg(long, default_value_t = 1)]
     concurrency: usize,
@@ -94,20 +101,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         ScoringKind::Sample => Scoring::Sample { samples: args.samples, temperature: args.temperature },
     };
     let items = dialeval_datasets::jsonl::load(input)?;
-    let text = std::fs::read_to_string(input)?;
-    let slm: Vec<Option<f64>> = text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str::<Value>(l).ok().and_then(|v| v.get("slm_score").and_then(Value::as_f64))).collect();
-    let inputs: Vec<PromptInput> = items
-        .iter()
-        .zip(slm.iter().copied().chain(std::iter::repeat(None)))
-        .map(|(it, slm_score)| PromptInput {
-            context: it.context.iter().map(|t| (t.speaker.clone(), t.text.clone())).collect(),
-            response: it.response.as_ref().map(|r| r.text.clone()).unwrap_or_default(),
-            knowledge: it.knowledge.clone(),
-            slm_score,
-            context_amr: it.context.iter().filter_map(|t| t.amr.clone()).collect(),
-            response_amr: it.response.as_ref().and_then(|r| r.amr.clone()),
-        })
-        .collect();
+    let slm: Vec<Option<f64>> = if variant.uses_slm() { score_items(&Scorer::load(&args.slm, cpu())?, &items, 2, &|_, _| {})?.into_iter().map(Some).collect() } else { vec![None; items.len()] };
+    let inputs: Vec<PromptInput> = items.iter().zip(slm).map(|(it, slm_score)| PromptInput { slm_score, ..prompt_input(it) }).collect();
     let client = OpenAiClient::new(OpenAiConfig { base_url: args.base_url.clone(), timeout: Duration::from_secs(args.timeout), concurrency: args.concurrency, ..OpenAiConfig::default() })?;
     let client = CachedClient::new(client, args.cache.clone())?;
     let templates = match &args.templates {

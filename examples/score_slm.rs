@@ -12,9 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use dialeval_datasets::pairs::TrainingPair;
-use dialeval_eval::models::{SharedCache, cpu, default_cache_dir, score_slm_pairs, slm_pair};
-use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
+use dialeval_eval::models::{cpu, score_items};
 use dialeval_slm_model::train::Scorer;
 
 #[derive(Debug, Parser)]
@@ -33,16 +31,7 @@ fn main() -> ExitCode {
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let scorer = Scorer::load(&args.checkpoint, cpu())?;
     let items = dialeval_datasets::jsonl::load(&args.items)?;
-    let pairs: Vec<TrainingPair> = items.iter().map(|it| slm_pair(it, 2)).collect();
-    let encoder = match scorer.featurizer().encoder {
-        Some(_) => {
-            let encoder = PretrainedEncoder::load(&default_model_dir(), &cpu())?;
-            let cache = SharedCache::new(&encoder, &default_cache_dir());
-            Some((encoder, cache))
-        }
-        None => None,
-    };
-    let scores = score_slm_pairs(&scorer, &pairs, encoder.as_ref().map(|(e, c)| (e, c)), &|_, _| {})?;
+    let scores = score_items(&scorer, &items, 2, &|_, _| {})?;
     for (it, score) in items.iter().zip(scores) {
         println!("{}", serde_json::json!({"id": it.id, "score": score}));
     }

@@ -29,13 +29,14 @@ use std::process::ExitCode;
 use burn::prelude::Device;
 use dialeval_datasets::amr::{AmrIndex, read_blocks};
 use dialeval_datasets::ddpp::{self, ExcludeList};
-use dialeval_datasets::pairs::{DdppPairConfig, DiplomacyPairConfig, PairKind, TrainingPair, ddpp_context, ddpp_pairs, diplomacy_pairs, split_by_group};
+use dialeval_datasets::pairs::{DiplomacyPairConfig, PairKind, TrainingPair, diplomacy_pairs, split_by_group};
+use dialeval_eval::models::{ddpp_slm_pairs, split_contexts};
 use dialeval_examples::YesNo;
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
 use dialeval_slm_model::data::SentenceVectors;
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
-use dialeval_slm_model::ruber::CachedSentenceVectors;
 use dialeval_slm_model::train::{Scorer, TrainConfig, accuracy, roc_auc, scores_against, train};
+use dialeval_slm_model::vectors::CachedSentenceVectors;
 use serde_json::json;
 
 /// The training data.
@@ -145,19 +146,29 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             let dir = shared.join("data/dailydialog-plusplus");
             let contexts = ddpp::load(&dir.join("dev.json"))?;
             let exclude = ExcludeList::load(&dir.join("overlap_exclude_ids.tsv"))?;
-            let (mut pairs, excluded) = ddpp_pairs(&contexts, "dev.json", Some(&exclude), &DdppPairConfig { max_context_turns: Some(2), seed, ..DdppPairConfig::default() })?;
-            eprintln!("train_slm: {} pairs from {} contexts ({excluded} excluded)", pairs.len(), contexts.len());
             let silver: Vec<PathBuf> = std::fs::read_dir(shared.join("data/silver-amr"))
                 .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(".silver.amr.txt")).collect())
                 .unwrap_or_default();
             let index = AmrIndex::load(&silver)?;
-            let coverage = index.attach_pairs(&mut pairs);
-            eprintln!("train_slm: silver graphs for {} of {} turns and responses", coverage.with_amr, coverage.turns);
-            let (train_pairs, dev_pairs, _) = split_by_group(pairs, [0.9, 0.1, 0.0], seed, ddpp_context)?;
-            let (mut test_pairs, excluded) =
-                ddpp_pairs(&ddpp::load(&dir.join("test.json"))?, "test.json", Some(&exclude), &DdppPairConfig { max_context_turns: Some(2), seed, ..DdppPairConfig::default() })?;
-            let coverage = index.attach_pairs(&mut test_pairs);
-            eprintln!("train_slm: test: {} pairs of test.json ({excluded} excluded), silver graphs for {} of {} turns and responses", test_pairs.len(), coverage.with_amr, coverage.turns);
+            let dev = ddpp_slm_pairs(&contexts, "dev.json", &exclude, &index, seed)?;
+            eprintln!(
+                "train_slm: {} pairs from {} contexts ({} excluded), silver graphs for {} of {} turns and responses",
+                dev.pairs.len(),
+                contexts.len(),
+                dev.excluded,
+                dev.coverage.with_amr,
+                dev.coverage.turns
+            );
+            let (train_pairs, dev_pairs) = split_contexts(dev.pairs, seed)?;
+            let test = ddpp_slm_pairs(&ddpp::load(&dir.join("test.json"))?, "test.json", &exclude, &index, seed)?;
+            eprintln!(
+                "train_slm: test: {} pairs of test.json ({} excluded), silver graphs for {} of {} turns and responses",
+                test.pairs.len(),
+                test.excluded,
+                test.coverage.with_amr,
+                test.coverage.turns
+            );
+            let test_pairs = test.pairs;
             (train_pairs, dev_pairs, test_pairs)
         }
         Data::Diplomacy => {

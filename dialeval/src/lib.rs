@@ -93,7 +93,7 @@
 //!     .cache(&dir.join("metrics"))?
 //!     .analysis(config)
 //!     .run()?;
-//! let best = &report.analysis.best_by_spearman[&dialeval::common::Criterion::Overall];
+//! let best = report.analysis.best(dialeval::common::Criterion::Overall).ok_or("no best metric")?;
 //! println!("best metric for Overall: {}", best.as_str());
 //! report.write(&dir.join("report"))?;
 //! assert!(dir.join("report/correlations.json").is_file());

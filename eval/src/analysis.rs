@@ -1,11 +1,11 @@
 //! How each metric agrees with people: turn-level correlations with intervals, system-level
-//! correlations, the best metric per criterion with Williams' test of every other against it,
+//! correlations, the best metric per human quality with Williams' test of every other against it,
 //! and each metric's Spearman with response length.
 
 use std::collections::BTreeMap;
 
 use dialeval_common::Criterion;
-use dialeval_datasets::DialogueItem;
+use dialeval_datasets::{DialogueItem, Rating};
 use dialeval_metrics::correlation::{CorrelationKind, spearman};
 use dialeval_metrics::inference::{compare_metrics_by, system_level};
 use dialeval_metrics::report::{CorrelationReport, ReportConfig, ReportRow};
@@ -14,29 +14,153 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 use crate::table::{Column, MetricName, ScoreTable};
 
-/// Mean human score per item of every criterion rated on at least 3 items, in
-/// [`Criterion::ALL`] order (`None` where an item has no rating of it).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct HumanScores {
-    /// Criteria and their per-item means.
-    pub criteria: Vec<(Criterion, Vec<Option<f64>>)>,
+/// A human quality the analysis correlates: one of the shared criteria, or a rating name of the
+/// corpus that no loader maps to one (FED's `Interesting`, a user's `relevance`).
+///
+/// Serialised as a string: a criterion by its serde name (`overall`), a named quality verbatim.
+/// [`HumanScores::of`] never yields a named quality whose name reads as a criterion, so the
+/// string form is unambiguous.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Quality {
+    /// A shared criterion.
+    Criterion(Criterion),
+    /// A corpus's own rating name.
+    Named(String),
 }
 
-impl HumanScores {
-    /// The human scores of `items`.
-    pub fn of(items: &[DialogueItem]) -> Self {
-        let criteria = Criterion::ALL
-            .iter()
-            .filter_map(|&c| {
-                let values: Vec<Option<f64>> = items.iter().map(|i| i.mean(c).filter(|v| v.is_finite())).collect();
-                (values.iter().flatten().count() >= 3).then_some((c, values))
-            })
-            .collect();
-        Self { criteria }
+impl Quality {
+    /// The name used in reports: the criterion's name (`Overall`) or the rating's own.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Criterion(c) => c.name(),
+            Self::Named(n) => n,
+        }
+    }
+
+    /// The criterion, for a criterion.
+    pub fn criterion(&self) -> Option<Criterion> {
+        match self {
+            Self::Criterion(c) => Some(*c),
+            Self::Named(_) => None,
+        }
+    }
+
+    /// A file-name form of [`Quality::name`]: lower case ASCII letters and digits, every other
+    /// run of characters one `_` (`Semantically appropriate` → `semantically_appropriate`).
+    pub fn slug(&self) -> String {
+        let mut out = String::new();
+        for ch in self.name().chars() {
+            if ch.is_ascii_alphanumeric() {
+                out.push(ch.to_ascii_lowercase());
+            } else if !out.ends_with('_') {
+                out.push('_');
+            }
+        }
+        let trimmed = out.trim_matches('_');
+        if trimmed.is_empty() { "quality".to_owned() } else { trimmed.to_owned() }
     }
 }
 
-/// Spearman and Pearson of one metric with one criterion.
+impl From<Criterion> for Quality {
+    fn from(c: Criterion) -> Self {
+        Self::Criterion(c)
+    }
+}
+
+impl std::fmt::Display for Quality {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for Quality {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Criterion(c) => c.serialize(serializer),
+            Self::Named(n) => serializer.serialize_str(n),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Quality {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        Ok(match serde_json::from_value::<Criterion>(serde_json::Value::String(name.clone())) {
+            Ok(c) => Self::Criterion(c),
+            Err(_) => Self::Named(name),
+        })
+    }
+}
+
+/// A rating name of the items that [`HumanScores::of`] does not correlate, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Uncorrelated {
+    /// The corpus's name of the rating.
+    pub name: String,
+    /// Why it is left out.
+    pub reason: String,
+}
+
+/// Items a quality needs: fewer rated items are listed in [`HumanScores::uncorrelated`].
+pub const MIN_RATED_ITEMS: usize = 3;
+
+/// Mean human score per item of every quality rated on at least [`MIN_RATED_ITEMS`] items: the
+/// criteria in [`Criterion::ALL`] order, then the corpus's other rating names in the order they
+/// first appear (`None` where an item has no rating of it).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct HumanScores {
+    /// Qualities and their per-item means.
+    pub qualities: Vec<(Quality, Vec<Option<f64>>)>,
+    /// Rating names that are not correlated, with the reason (too few rated items, a name that
+    /// reads as a criterion the loader did not map it to).
+    #[serde(default)]
+    pub uncorrelated: Vec<Uncorrelated>,
+}
+
+impl HumanScores {
+    /// The human scores of `items`. A rating that a loader mapped to a criterion counts as that
+    /// criterion; any other rating name is a quality of its own.
+    pub fn of(items: &[DialogueItem]) -> Self {
+        let mut names: Vec<String> = Vec::new();
+        for item in items {
+            for r in item.ratings.iter().filter(|r| r.criterion.is_none()) {
+                if !names.contains(&r.quality) {
+                    names.push(r.quality.clone());
+                }
+            }
+        }
+        let mut qualities = Vec::new();
+        let mut uncorrelated = Vec::new();
+        let keep = |quality: Quality, values: Vec<Option<f64>>, present: bool, qualities: &mut Vec<_>, uncorrelated: &mut Vec<Uncorrelated>| {
+            let rated = values.iter().flatten().count();
+            if rated >= MIN_RATED_ITEMS {
+                qualities.push((quality, values));
+            } else if present {
+                uncorrelated.push(Uncorrelated { name: quality.name().to_owned(), reason: format!("rated on {rated} item(s); a correlation needs at least {MIN_RATED_ITEMS}") });
+            }
+        };
+        for c in Criterion::ALL {
+            let present = items.iter().any(|i| i.rating(c).is_some());
+            keep(Quality::Criterion(c), items.iter().map(|i| i.mean(c).filter(|v| v.is_finite())).collect(), present, &mut qualities, &mut uncorrelated);
+        }
+        for name in names {
+            if let Ok(c) = name.parse::<Criterion>() {
+                uncorrelated.push(Uncorrelated { name, reason: format!("named like the criterion {c} but not mapped to it by the loader, so it would be read as that criterion") });
+                continue;
+            }
+            let values = items.iter().map(|i| i.ratings.iter().find(|r| r.criterion.is_none() && r.quality == name).and_then(Rating::mean).filter(|v| v.is_finite())).collect();
+            keep(Quality::Named(name), values, true, &mut qualities, &mut uncorrelated);
+        }
+        Self { qualities, uncorrelated }
+    }
+
+    /// The per-item means of `quality`, if it is correlated.
+    pub fn values(&self, quality: &Quality) -> Option<&[Option<f64>]> {
+        self.qualities.iter().find(|(q, _)| q == quality).map(|(_, v)| v.as_slice())
+    }
+}
+
+/// Spearman and Pearson of one metric with one quality.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
     /// Spearman's ρ.
@@ -83,7 +207,7 @@ pub struct MetricSummary {
     pub metric: MetricName,
     /// Items it scores.
     pub n: usize,
-    /// One cell per criterion of [`Analysis::criteria`] (`None`: fewer than 4 common items or
+    /// One cell per quality of [`Analysis::qualities`] (`None`: fewer than 4 common items or
     /// an undefined coefficient).
     pub cells: Vec<Option<Cell>>,
     /// Its Spearman with response length.
@@ -95,8 +219,8 @@ pub struct MetricSummary {
 pub struct SystemRow {
     /// The metric.
     pub metric: MetricName,
-    /// The criterion.
-    pub criterion: Criterion,
+    /// The human quality.
+    pub quality: Quality,
     /// Pearson or Spearman.
     pub kind: CorrelationKind,
     /// The coefficient (`None` when undefined).
@@ -110,8 +234,8 @@ pub struct SystemRow {
 /// Williams' test of a metric against the best of a criterion.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WilliamsRow {
-    /// The criterion.
-    pub criterion: Criterion,
+    /// The human quality.
+    pub quality: Quality,
     /// Its best metric by Spearman.
     pub best: MetricName,
     /// The metric compared with it.
@@ -131,16 +255,16 @@ pub struct WilliamsRow {
 /// Everything the report says about agreement with people.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
-    /// The criteria rated on at least 3 items.
-    pub criteria: Vec<Criterion>,
+    /// The qualities rated on at least [`MIN_RATED_ITEMS`] items (see [`HumanScores`]).
+    pub qualities: Vec<Quality>,
     /// One line per metric, in table order.
     pub metrics: Vec<MetricSummary>,
     /// Pearson, Spearman and Kendall with p-values and intervals per metric × criterion.
     pub turn_level: CorrelationReport,
     /// Correlations of system means, when the items come from several systems.
     pub system_level: Vec<SystemRow>,
-    /// The best metric per criterion by Spearman.
-    pub best_by_spearman: BTreeMap<Criterion, MetricName>,
+    /// The best metric per quality by Spearman.
+    pub best_by_spearman: BTreeMap<Quality, MetricName>,
     /// Williams' test of each metric against the best.
     pub williams_vs_best: Vec<WilliamsRow>,
     /// What the reader should know: items left out of the system level, a system level left
@@ -179,12 +303,12 @@ struct CellWork {
 }
 
 impl CellWork {
-    fn of(column: &Column, criterion: Criterion, values: &[Option<f64>], systems: &[Option<String>], config: &ReportConfig) -> Result<Self> {
+    fn of(column: &Column, quality: &Quality, values: &[Option<f64>], systems: &[Option<String>], config: &ReportConfig) -> Result<Self> {
         let (at, x, y) = paired(&column.values, values);
         if x.len() < 4 {
             return Ok(Self { cell: None, rows: Vec::new(), system: Vec::new() });
         }
-        let report = CorrelationReport::build(&[(column.metric.as_str(), &x)], &[(criterion.name(), &y)], config)?;
+        let report = CorrelationReport::build(&[(column.metric.as_str(), &x)], &[(quality.name(), &y)], config)?;
         let stat = |kind: CorrelationKind| report.rows.iter().find(|r| r.kind == kind).and_then(|r| finite(r.statistic));
         let cell = match (stat(CorrelationKind::Spearman), stat(CorrelationKind::Pearson)) {
             (Some(spearman), Some(pearson)) => Some(Cell { spearman, pearson, n: x.len(), best: false, worse_than_best: false }),
@@ -204,7 +328,7 @@ impl CellWork {
         if distinct >= MIN_SYSTEMS {
             for kind in [CorrelationKind::Pearson, CorrelationKind::Spearman] {
                 let r = system_level(kind, &sx, &sy, &sys)?;
-                system.push(SystemRow { metric: column.metric.clone(), criterion, kind, statistic: finite(r.statistic), pvalue: finite(r.pvalue), systems: r.n });
+                system.push(SystemRow { metric: column.metric.clone(), quality: quality.clone(), kind, statistic: finite(r.statistic), pvalue: finite(r.pvalue), systems: r.n });
             }
         }
         Ok(Self { cell, rows: report.rows, system })
@@ -212,6 +336,11 @@ impl CellWork {
 }
 
 impl Analysis {
+    /// The best metric of `quality` by Spearman (`analysis.best(Criterion::Overall)`).
+    pub fn best(&self, quality: impl Into<Quality>) -> Option<&MetricName> {
+        self.best_by_spearman.get(&quality.into())
+    }
+
     /// Correlates every metric of `table` with every criterion of `human`; `systems` names the
     /// system of each item (system-level rows need at least [`MIN_SYSTEMS`]; items without one
     /// are left out of them), `lengths` the response length in words (`None` without a
@@ -221,16 +350,16 @@ impl Analysis {
     /// # Errors
     /// A correlation that fails for another reason than too few items.
     pub fn of(table: &ScoreTable, human: &HumanScores, systems: &[Option<String>], lengths: &[Option<f64>], config: &ReportConfig) -> Result<Self> {
-        let criteria: Vec<Criterion> = human.criteria.iter().map(|(c, _)| *c).collect();
+        let qualities: Vec<Quality> = human.qualities.iter().map(|(q, _)| q.clone()).collect();
         let mut turn_level = CorrelationReport::default();
         let mut system_rows = Vec::new();
         let mut metrics: Vec<MetricSummary> = Vec::new();
         // Every (metric, criterion) cell, bootstrap included, on rayon's pool; assembled in order.
-        let tasks: Vec<(usize, usize)> = (0..table.columns().len()).flat_map(|m| (0..human.criteria.len()).map(move |c| (m, c))).collect();
-        let mut done = dialeval_common::par_map(&tasks, |&(m, c)| CellWork::of(&table.columns()[m], human.criteria[c].0, &human.criteria[c].1, systems, config)).into_iter();
+        let tasks: Vec<(usize, usize)> = (0..table.columns().len()).flat_map(|m| (0..human.qualities.len()).map(move |c| (m, c))).collect();
+        let mut done = dialeval_common::par_map(&tasks, |&(m, c)| CellWork::of(&table.columns()[m], &human.qualities[c].0, &human.qualities[c].1, systems, config)).into_iter();
         for column in table.columns() {
             let mut cells = Vec::new();
-            for work in done.by_ref().take(human.criteria.len()) {
+            for work in done.by_ref().take(human.qualities.len()) {
                 let work = work?;
                 cells.push(work.cell);
                 turn_level.rows.extend(work.rows);
@@ -242,10 +371,10 @@ impl Analysis {
         }
         let mut best_by_spearman = BTreeMap::new();
         let mut williams_vs_best = Vec::new();
-        for (c, (criterion, values)) in human.criteria.iter().enumerate() {
+        for (c, (quality, values)) in human.qualities.iter().enumerate() {
             let rho: Vec<Option<f64>> = metrics.iter().map(|m| m.cells[c].map(|cell| cell.spearman)).collect();
             let Some(b) = (0..metrics.len()).filter_map(|m| Some((m, rho[m]?))).max_by(|x, y| x.1.total_cmp(&y.1)).map(|(m, _)| m) else { continue };
-            best_by_spearman.insert(*criterion, metrics[b].metric.clone());
+            best_by_spearman.insert(quality.clone(), metrics[b].metric.clone());
             if let Some(cell) = metrics[b].cells[c].as_mut() {
                 cell.best = true;
             }
@@ -266,10 +395,10 @@ impl Analysis {
                         cell.worse_than_best = true;
                     }
                 }
-                williams_vs_best.push(WilliamsRow { criterion: *criterion, best: metrics[b].metric.clone(), metric: metrics[m].metric.clone(), n: common.len(), t, pvalue_one_sided: p, undefined });
+                williams_vs_best.push(WilliamsRow { quality: quality.clone(), best: metrics[b].metric.clone(), metric: metrics[m].metric.clone(), n: common.len(), t, pvalue_one_sided: p, undefined });
             }
         }
-        let mut notes = Vec::new();
+        let mut notes: Vec<String> = human.uncorrelated.iter().map(|u| format!("rating {:?} is not correlated: {}", u.name, u.reason)).collect();
         let without = systems.iter().filter(|s| s.is_none()).count();
         let distinct = systems.iter().flatten().collect::<std::collections::BTreeSet<_>>().len();
         if distinct >= MIN_SYSTEMS && without > 0 {
@@ -278,6 +407,6 @@ impl Analysis {
         if (1..MIN_SYSTEMS).contains(&distinct) {
             notes.push(format!("no system level: the items come from {distinct} system(s), and it needs at least {MIN_SYSTEMS}"));
         }
-        Ok(Self { criteria, metrics, turn_level, system_level: system_rows, best_by_spearman, williams_vs_best, notes })
+        Ok(Self { qualities, metrics, turn_level, system_level: system_rows, best_by_spearman, williams_vs_best, notes })
     }
 }

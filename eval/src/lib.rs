@@ -79,7 +79,7 @@ pub mod separation;
 pub mod table;
 pub mod write;
 
-pub use analysis::{Analysis, HumanScores};
+pub use analysis::{Analysis, HumanScores, Quality};
 pub use cache::{CacheKey, Cached, FamilyCache, Lookup};
 pub use error::{Error, Result};
 pub use evaluation::{Evaluation, Report};

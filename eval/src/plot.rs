@@ -137,18 +137,18 @@ pub fn scatter_grid(stem: &Path, title: &str, y_label: &str, panels: &[Panel]) -
 }
 
 /// The main job's plots in `dir`: `heatmap_spearman` (metrics × criteria, ★ best, ↓ worse by
-/// Williams' test) and `scatter_<criterion>` (one panel per metric), each as PNG and SVG.
+/// Williams' test) and `scatter_<quality slug>` (one panel per metric), each as PNG and SVG.
 ///
 /// # Errors
 /// [`Error::Io`] when `dir` cannot be created, [`Error::Plot`].
 pub fn analysis_plots(dir: &Path, table: &ScoreTable, human: &HumanScores, analysis: &Analysis) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let rows: Vec<String> = analysis.metrics.iter().map(|m| m.metric.to_string()).collect();
-    let cols: Vec<String> = analysis.criteria.iter().map(|c| c.name().to_owned()).collect();
+    let cols: Vec<String> = analysis.qualities.iter().map(|q| q.name().to_owned()).collect();
     let values: Vec<Vec<f64>> = analysis.metrics.iter().map(|m| m.cells.iter().map(|c| c.map_or(f64::NAN, |c| c.spearman)).collect()).collect();
     let marks: Vec<Vec<String>> = analysis.metrics.iter().map(|m| m.cells.iter().map(|c| c.map_or("", |c| c.marker()).to_owned()).collect()).collect();
     heatmap(&dir.join("heatmap_spearman"), "Turn-level Spearman correlation with human ratings (★ best, ↓ worse by Williams' test)", &rows, &cols, &values, &marks)?;
-    for (c, (criterion, human_values)) in human.criteria.iter().enumerate() {
+    for (c, (quality, human_values)) in human.qualities.iter().enumerate() {
         let panels: Vec<Panel> = table
             .columns()
             .iter()
@@ -159,7 +159,7 @@ pub fn analysis_plots(dir: &Path, table: &ScoreTable, human: &HumanScores, analy
                 Panel { title: format!("{} (ρ = {rho:.2})", column.metric), points }
             })
             .collect();
-        scatter_grid(&dir.join(format!("scatter_{}", criterion.name().to_lowercase())), &format!("Metric scores against human {}", criterion.name()), criterion.name(), &panels)?;
+        scatter_grid(&dir.join(format!("scatter_{}", quality.slug())), &format!("Metric scores against human {quality}"), quality.name(), &panels)?;
     }
     Ok(())
 }

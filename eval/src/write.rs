@@ -10,7 +10,7 @@ use dialeval_metrics::correlation::CorrelationKind;
 use dialeval_metrics::report::{csv_field, format_pvalue};
 use serde::Serialize;
 
-use crate::analysis::{Analysis, HumanScores};
+use crate::analysis::{Analysis, HumanScores, Quality};
 use crate::cache::write_atomic;
 use crate::error::{Error, Result};
 use crate::pipeline::{FamilyRun, FamilyStatus};
@@ -20,10 +20,14 @@ use crate::table::ScoreTable;
 /// best metric of the criterion and ↓ for one significantly worse (Williams' test), then the
 /// metric's Spearman with response length.
 pub fn summary_markdown(analysis: &Analysis) -> String {
-    if analysis.criteria.is_empty() {
-        return "No criterion is rated on at least 3 items: scores only, nothing to correlate.\n".to_owned();
+    if analysis.qualities.is_empty() {
+        let mut out = "No human rating is given on at least 3 items: scores only, nothing to correlate.\n".to_owned();
+        for note in &analysis.notes {
+            let _ = writeln!(out, "\nNote: {note}.");
+        }
+        return out;
     }
-    let names: Vec<&str> = analysis.criteria.iter().map(|c| c.name()).collect();
+    let names: Vec<&str> = analysis.qualities.iter().map(Quality::name).collect();
     let mut out = format!("| metric | n | {} | ρ with length |\n|---|---|{}---|\n", names.join(" | "), "---|".repeat(names.len()));
     for m in &analysis.metrics {
         let cells: Vec<String> = m
@@ -62,7 +66,7 @@ pub fn correlations_markdown(analysis: &Analysis) -> String {
         md.push_str("\n## System level (means per system)\n\n| metric | criterion | kind | r | p | systems |\n|---|---|---|---|---|---|\n");
         let num = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or_else(|| "–".to_owned(), f);
         for r in &analysis.system_level {
-            let _ = writeln!(md, "| {} | {} | {} | {} | {} | {} |", r.metric, r.criterion.name(), r.kind.name(), num(r.statistic, &|v| format!("{v:.3}")), num(r.pvalue, &format_pvalue), r.systems);
+            let _ = writeln!(md, "| {} | {} | {} | {} | {} | {} |", r.metric, r.quality.name(), r.kind.name(), num(r.statistic, &|v| format!("{v:.3}")), num(r.pvalue, &format_pvalue), r.systems);
         }
     }
     md
@@ -75,7 +79,7 @@ struct ScoreLine<'a> {
     system: Option<&'a str>,
     /// `null` for an item without a response (dialogue level), distinct from `""`.
     response: Option<&'a str>,
-    human: std::collections::BTreeMap<&'static str, Option<f64>>,
+    human: std::collections::BTreeMap<&'a str, Option<f64>>,
     metrics: serde_json::Map<String, serde_json::Value>,
 }
 
@@ -92,7 +96,7 @@ pub fn scores_jsonl(items: &[DialogueItem], table: &ScoreTable, human: &HumanSco
             id: &item.id,
             system: item.system.as_deref(),
             response: item.response.as_ref().map(|r| r.text.as_str()),
-            human: human.criteria.iter().map(|(c, v)| (c.name(), v[i])).collect(),
+            human: human.qualities.iter().map(|(q, v)| (q.name(), v[i])).collect(),
             metrics: table.columns().iter().map(|c| (c.metric.to_string(), c.values[i].map_or(serde_json::Value::Null, serde_json::Value::from))).collect(),
         };
         out.push_str(&serde_json::to_string(&line).map_err(|e| Error::json("scores.jsonl", e))?);
@@ -101,21 +105,21 @@ pub fn scores_jsonl(items: &[DialogueItem], table: &ScoreTable, human: &HumanSco
     Ok(out)
 }
 
-/// `scores.csv`: `id,system,<human criteria…>,<metrics…>`, empty cells where there is no value.
+/// `scores.csv`: `id,system,<human qualities…>,<metrics…>`, empty cells where there is no value.
 ///
 /// # Errors
 /// [`Error::Column`] when the table does not have one row per item.
 pub fn scores_csv(items: &[DialogueItem], table: &ScoreTable, human: &HumanScores) -> Result<String> {
     check_rows(items, table)?;
     let mut header = vec!["id".to_owned(), "system".to_owned()];
-    header.extend(human.criteria.iter().map(|(c, _)| format!("human {}", c.name())));
+    header.extend(human.qualities.iter().map(|(q, _)| format!("human {}", q.name())));
     header.extend(table.metrics().map(ToString::to_string));
     let mut out = header.iter().map(|h| csv_field(h)).collect::<Vec<_>>().join(",");
     out.push('\n');
     let cell = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
     for (i, item) in items.iter().enumerate() {
         let mut row = vec![csv_field(&item.id), csv_field(item.system.as_deref().unwrap_or(""))];
-        row.extend(human.criteria.iter().map(|(_, v)| cell(v[i])));
+        row.extend(human.qualities.iter().map(|(_, v)| cell(v[i])));
         row.extend(table.columns().iter().map(|c| cell(c.values[i])));
         out.push_str(&row.join(","));
         out.push('\n');
@@ -133,14 +137,14 @@ fn check_rows(items: &[DialogueItem], table: &ScoreTable) -> Result<()> {
 /// `report.md`: counts, links to the other files and plots, how each family went (time, cache,
 /// notes), what was skipped and why, and the summary table.
 pub fn report_markdown(items: usize, table: &ScoreTable, analysis: &Analysis, runs: &[FamilyRun], plots: bool) -> String {
-    let criteria: Vec<&str> = analysis.criteria.iter().map(|c| c.name()).collect();
-    let mut report = format!("# Evaluation report\n\n{items} items; {} metrics; human criteria: {}.\n\n", table.columns().len(), criteria.join(", "));
+    let names: Vec<&str> = analysis.qualities.iter().map(Quality::name).collect();
+    let mut report = format!("# Evaluation report\n\n{items} items; {} metrics; human ratings: {}.\n\n", table.columns().len(), if names.is_empty() { "none".to_owned() } else { names.join(", ") });
     report.push_str("- scores per item: [scores.jsonl](scores.jsonl), [scores.csv](scores.csv)\n- correlations: [correlations.md](correlations.md), [correlations.json](correlations.json)\n");
     if plots {
         report.push_str("- heat map: [plots/heatmap_spearman.png](plots/heatmap_spearman.png) ([svg](plots/heatmap_spearman.svg))\n");
-        for c in &criteria {
-            let stem = format!("plots/scatter_{}", c.to_lowercase());
-            let _ = writeln!(report, "- scatter, {c}: [{stem}.png]({stem}.png) ([svg]({stem}.svg))");
+        for q in &analysis.qualities {
+            let stem = format!("plots/scatter_{}", q.slug());
+            let _ = writeln!(report, "- scatter, {q}: [{stem}.png]({stem}.png) ([svg]({stem}.svg))");
         }
     }
     report.push_str("\n## Families\n\n| family | status | seconds | notes |\n|---|---|---|---|\n");

@@ -19,7 +19,7 @@ fn analysis(systems: &[Option<&str>]) -> Analysis {
     for (name, v) in [("A", A), ("B", B), ("C", C)] {
         table.push(Column::new(name, v.iter().copied().map(Some).collect())).unwrap();
     }
-    let human = HumanScores { criteria: vec![(Criterion::Overall, HUMAN.iter().copied().map(Some).collect())] };
+    let human = HumanScores { qualities: vec![(Criterion::Overall.into(), HUMAN.iter().copied().map(Some).collect())], uncorrelated: Vec::new() };
     let systems: Vec<Option<String>> = systems.iter().map(|s| s.map(str::to_owned)).collect();
     let lengths: Vec<Option<f64>> = (0..10).map(|i| Some(f64::from(i % 4))).collect();
     Analysis::of(&table, &human, &systems, &lengths, &ReportConfig { bootstrap: None, ..Default::default() }).unwrap()
@@ -37,7 +37,7 @@ fn analysis_values_match_scipy() {
         close(cell.spearman, rho, &format!("{} Spearman", a.metrics[m].metric.as_str()));
         close(cell.pearson, r, &format!("{} Pearson", a.metrics[m].metric.as_str()));
     }
-    assert_eq!(a.best_by_spearman[&Criterion::Overall].as_str(), "A");
+    assert_eq!(a.best(Criterion::Overall).unwrap().as_str(), "A");
     assert!(a.metrics[0].cells[0].unwrap().best);
     // Williams' test of A against B and C, on Spearman correlations.
     for (row, (t, p)) in a.williams_vs_best.iter().zip([(4.658_991_755_731_575, 0.001_158_625_138_794_899_1), (5.109_266_966_522_558, 0.000_692_579_763_500_589_4)]) {
@@ -69,7 +69,7 @@ fn williams_without_a_value_says_why() {
     let mut table = ScoreTable::new(10);
     table.push(Column::new("A", (0..10).map(|i| (i < 6).then_some(A[i])).collect())).unwrap();
     table.push(Column::new("B", (0..10).map(|i| (i >= 4).then_some(B[i])).collect())).unwrap();
-    let human = HumanScores { criteria: vec![(Criterion::Overall, HUMAN.iter().copied().map(Some).collect())] };
+    let human = HumanScores { qualities: vec![(Criterion::Overall.into(), HUMAN.iter().copied().map(Some).collect())], uncorrelated: Vec::new() };
     let a = Analysis::of(&table, &human, &vec![None; 10], &[None; 10], &ReportConfig { bootstrap: None, ..Default::default() }).unwrap();
     let row = &a.williams_vs_best[0];
     assert_eq!((row.n, row.t, row.pvalue_one_sided), (2, None, None));
@@ -82,7 +82,7 @@ fn an_undefined_correlation_carries_its_reason_into_the_reports() {
     table.push(Column::new("A", A.iter().copied().map(Some).collect())).unwrap();
     table.push(Column::new("flat", vec![Some(0.5); 10])).unwrap();
     table.push(Column::new("sparse", (0..10).map(|i| (i < 3).then_some(B[i])).collect())).unwrap();
-    let human = HumanScores { criteria: vec![(Criterion::Overall, HUMAN.iter().copied().map(Some).collect())] };
+    let human = HumanScores { qualities: vec![(Criterion::Overall.into(), HUMAN.iter().copied().map(Some).collect())], uncorrelated: Vec::new() };
     let a = Analysis::of(&table, &human, &vec![None; 10], &[None; 10], &ReportConfig { bootstrap: None, ..Default::default() }).unwrap();
     let summary = dialeval_eval::write::summary_markdown(&a);
     assert!(summary.lines().any(|l| l.starts_with("| flat |") && l.contains("– (constant input)")), "{summary}");

@@ -173,7 +173,7 @@ fn the_length_baseline_on_usr_personachat_correlates_perfectly_with_length() {
     assert_eq!(a.metrics[0].metric.as_str(), LENGTH);
     let l = a.metrics[0].length.unwrap_or_else(|| panic!("a length correlation"));
     assert!((l.spearman - 1.0).abs() < 1e-12 && l.n == 300);
-    assert_eq!(a.criteria.len(), 6, "USR rates six criteria");
+    assert_eq!(a.qualities.len(), 6, "USR rates six criteria");
     assert!(!a.system_level.is_empty(), "USR has several systems");
     let written = dialeval_eval::write::scores_csv(&items, &scored.table, &human).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(written.lines().count(), 301);

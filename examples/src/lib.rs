@@ -90,7 +90,7 @@ impl Progress {
 ///
 /// # Errors
 /// The cache cannot be created or read.
-pub fn embedding_cache(encoder: &dialeval_slm_model::bert::PretrainedEncoder) -> Result<dialeval_slm_model::ruber::EmbeddingCache, Box<dyn std::error::Error>> {
+pub fn embedding_cache(encoder: &dialeval_slm_model::bert::PretrainedEncoder) -> Result<dialeval_slm_model::vectors::EmbeddingCache, Box<dyn std::error::Error>> {
     Ok(dialeval_eval::models::encoder_cache(encoder, &dialeval_eval::models::default_cache_dir())?)
 }
 
@@ -132,30 +132,11 @@ pub fn topical_flag(value: YesNo) -> Option<dialeval_datasets::pairs::TopicalPai
     value.yes().then(dialeval_datasets::pairs::TopicalPairConfig::default)
 }
 
-/// The mean human score per item of every criterion rated on at least 3 items, in
-/// [`Criterion::ALL`] order; items without a rating of it get NaN (which the correlations leave
-/// out or propagate, as their NaN policy says).
-///
-/// [`Criterion::ALL`]: dialeval_common::Criterion::ALL
+/// The human qualities of `items` ([`dialeval_eval::HumanScores::of`]) as the columns
+/// [`dialeval_metrics::report::CorrelationReport::build`] takes: NaN where an item has no rating
+/// (which the correlations leave out or propagate, as their NaN policy says).
 pub fn human_criteria(items: &[dialeval_datasets::DialogueItem]) -> Vec<(String, Vec<f64>)> {
-    dialeval_common::Criterion::ALL
-        .iter()
-        .filter_map(|&c| {
-            let values: Vec<f64> = items.iter().map(|i| i.mean(c).unwrap_or(f64::NAN)).collect();
-            (values.iter().filter(|v| v.is_finite()).count() >= 3).then(|| (c.name().to_owned(), values))
-        })
-        .collect()
-}
-
-/// Pearson, Spearman and Kendall (with p-values, no intervals) of each metric against each
-/// criterion, as a Markdown table.
-///
-/// # Errors
-/// Length mismatches or too few items.
-pub fn report_markdown(metrics: &[(&str, &[f64])], criteria: &[(String, Vec<f64>)]) -> Result<String, Box<dyn std::error::Error>> {
-    let criteria: Vec<(&str, &[f64])> = criteria.iter().map(|(n, v)| (n.as_str(), v.as_slice())).collect();
-    let config = dialeval_metrics::report::ReportConfig { bootstrap: None, ..Default::default() };
-    Ok(dialeval_metrics::report::CorrelationReport::build(metrics, &criteria, &config)?.to_markdown())
+    dialeval_eval::HumanScores::of(items).qualities.into_iter().map(|(q, v)| (q.name().to_owned(), v.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect())).collect()
 }
 
 /// The README's crate samples, compiled as doc-tests.

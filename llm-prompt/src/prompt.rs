@@ -31,11 +31,13 @@ impl Variant {
     /// All variants.
     pub const ALL: [Self; 5] = [Self::Full, Self::NoSlm, Self::NoAmr, Self::Plain, Self::Multi];
 
-    fn slm(self) -> bool {
+    /// Whether the prompt shows the SLM's probability ([`PromptInput::slm_score`]).
+    pub fn uses_slm(self) -> bool {
         matches!(self, Self::Full | Self::NoAmr | Self::Multi)
     }
 
-    fn amr(self) -> bool {
+    /// Whether the prompt shows the AMR graphs.
+    pub fn uses_amr(self) -> bool {
         matches!(self, Self::Full | Self::NoSlm | Self::Multi)
     }
 }
@@ -281,7 +283,7 @@ impl Templates {
             if user.chars().count() + self.system.chars().count() <= budget_chars {
                 return Ok(Prompt { system: self.system.clone(), user, truncation: t });
             }
-            let graphs = variant.amr() && (input.response_amr.is_some() || !input.context_amr.is_empty());
+            let graphs = variant.uses_amr() && (input.response_amr.is_some() || !input.context_amr.is_empty());
             if t.dropped_turns + 1 < input.context.len() {
                 t.dropped_turns += 1;
             } else if graphs && t.dropped_context_graphs < input.context_amr.len() {
@@ -311,7 +313,7 @@ impl Templates {
         v.insert("knowledge_block", input.knowledge.as_ref().map_or_else(String::new, |k| format!("\nKnowledge:\n{}\n", k.trim())));
         v.insert(
             "slm_block",
-            match (variant.slm(), input.slm_score) {
+            match (variant.uses_slm(), input.slm_score) {
                 (true, Some(s)) => self.slm.render(&BTreeMap::from([("slm_score", format!("{s:.2}"))])),
                 _ => String::new(),
             },
@@ -320,7 +322,7 @@ impl Templates {
         let response_graph = if t.dropped_response_graph { None } else { input.response_amr.as_deref() };
         v.insert(
             "amr_block",
-            if variant.amr() && (!context_graphs.is_empty() || response_graph.is_some()) {
+            if variant.uses_amr() && (!context_graphs.is_empty() || response_graph.is_some()) {
                 self.amr.render(&BTreeMap::from([
                     ("context_amr", if context_graphs.is_empty() { "(not available)".to_owned() } else { context_graphs.join("\n") }),
                     ("response_amr", response_graph.map_or_else(|| "(not available)".to_owned(), |g| g.trim().to_owned())),

@@ -30,6 +30,7 @@ mod error;
 pub mod model;
 pub mod ruber;
 pub mod train;
+pub mod vectors;
 
 pub use error::{Error, Result};
 

@@ -13,8 +13,9 @@
 //! then RUBER's head: `[q; qᵀMr; r]` through an MLP with hidden sizes 256, 512, 128 and tanh.
 //! Training uses (query, positive, negative) triples from negative sampling, Adam, decay on
 //! plateau, early stopping on dev ROC AUC, and a checkpoint every epoch from which it resumes
-//! exactly (as [`crate::train`]). Frozen token states come from an [`EmbeddingCache`], so the
-//! encoder runs once per distinct sentence, across runs too.
+//! exactly (as [`crate::train`]). Frozen token states come from an [`EmbeddingCache`]
+//! ([`crate::vectors`], the cache the SLM's pretrained text side reads too), so the encoder runs
+//! once per distinct sentence, across runs too.
 //!
 //! A resumed run reaches the same numbers as an uninterrupted one on CPU, as long as nothing
 //! else in the process seeds or draws from burn's device RNG meanwhile (the seed is
@@ -23,9 +24,7 @@
 //! The referenced score (cosine of pooled embeddings) and the hybrids live in the metrics crate
 //! (`referenced_score`, `min_max_normalize`, `hybrid`) and take the encoder through its traits.
 
-use std::collections::HashMap;
-use std::io::{BufReader, BufWriter, Read, Seek, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use burn::grad_clipping::GradientClippingConfig;
@@ -39,9 +38,9 @@ use burn::store::ModuleRecord;
 use burn::tensor::TensorData;
 use serde::{Deserialize, Serialize};
 
-use crate::bert::PretrainedEncoder;
 use crate::error::{Error, Result};
 use crate::train::{Checkpoint, LoopState, accuracy, append_log, begin_epoch, read_json, record_error, roc_auc, save_best, write_json};
+use crate::vectors::{CachedText, EmbeddingCache};
 
 /// Where token vectors come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -146,284 +145,6 @@ pub struct Triple {
     pub positive: String,
     /// A negative response.
     pub negative: String,
-}
-
-/// One sentence's word pieces and frozen token states.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CachedText {
-    /// Token ids (`[CLS]` … `[SEP]`).
-    pub ids: Vec<u32>,
-    /// `ids.len() × dim` states, stored as f16.
-    pub states: Vec<half::f16>,
-}
-
-/// An append-only file of token states keyed by text. A record is written only whole, and a
-/// torn last record (a killed run: its lengths are plausible but the file ends inside it) is
-/// dropped on open with a line on stderr, so no finished sentence is lost. Several processes may
-/// share one cache: appends and the reading on open hold an exclusive file lock, and length
-/// fields are bounded, so damage never asks for a huge allocation.
-///
-/// **Damage** (a length out of bounds, text that is not UTF-8) is quarantined, never silently
-/// cut: the records before it are kept, the bytes from the damaged record to the end are moved
-/// to `<file>.damaged-at-<offset>` (records after the damage cannot be re-synchronised without
-/// framing, so they are kept there for inspection and recomputed), and stderr says so.
-///
-/// Record layout (little endian): `u32` text length, text bytes, `u32` token count, `u32` dim,
-/// the ids as `u32`, the states as f16.
-#[derive(Debug)]
-pub struct EmbeddingCache {
-    path: PathBuf,
-    dim: usize,
-    entries: HashMap<String, CachedText>,
-    encoder_id: Option<String>,
-}
-
-impl EmbeddingCache {
-    /// Opens (or starts) the cache at `path` for vectors of width `dim`.
-    ///
-    /// # Errors
-    /// [`Error::Io`]; [`Error::Format`] when a whole record has another width.
-    pub fn open(path: &Path, dim: usize) -> Result<Self> {
-        let mut cache = Self { path: path.to_owned(), dim, entries: HashMap::new(), encoder_id: None };
-        let Ok(file) = std::fs::OpenOptions::new().read(true).write(true).open(path) else { return Ok(cache) };
-        // Exclusive while reading and cutting a torn tail: another process appending to the same
-        // cache holds the lock for each chunk it writes, so a record being written is never
-        // mistaken for a torn one.
-        file.lock().map_err(|e| Error::io(path, e))?;
-        let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-        let mut reader = BufReader::new(&file);
-        let mut valid = 0_u64;
-        let stop = loop {
-            match read_record(&mut reader, file_len - valid) {
-                Ok((text, entry, size)) => {
-                    if entry.states.len() != entry.ids.len() * dim {
-                        return Err(Error::Format(format!("{}: record {} has width {} (expected {dim})", path.display(), cache.entries.len() + 1, entry.states.len() / entry.ids.len().max(1))));
-                    }
-                    cache.entries.insert(text, entry);
-                    valid += size;
-                }
-                Err(stop) => break stop,
-            }
-        };
-        let rest = file_len - valid;
-        match stop {
-            Stop::End => {}
-            Stop::Torn => {
-                eprintln!("{}: dropped a torn last record ({rest} bytes at byte {valid}; a run stopped while writing it); {} records kept", path.display(), cache.entries.len());
-                file.set_len(valid).map_err(|e| Error::io(path, e))?;
-            }
-            Stop::Damaged(why) => {
-                let quarantine = PathBuf::from(format!("{}.damaged-at-{valid}", path.display()));
-                // Copied in a stream: the tail of a large cache need not fit in memory.
-                let mut from = &file;
-                from.seek(std::io::SeekFrom::Start(valid)).map_err(|e| Error::io(path, e))?;
-                let mut to = std::fs::File::create(&quarantine).map_err(|e| Error::io(&quarantine, e))?;
-                std::io::copy(&mut from, &mut to).map_err(|e| Error::io(&quarantine, e))?;
-                file.set_len(valid).map_err(|e| Error::io(path, e))?;
-                eprintln!(
-                    "{}: damaged record at byte {valid} ({why}); the {} records before it are kept, the {rest} bytes from there are moved to {} and their sentences will be encoded again",
-                    path.display(),
-                    cache.entries.len(),
-                    quarantine.display()
-                );
-            }
-        }
-        Ok(cache)
-    }
-
-    /// Records which encoder the states come from ([`PretrainedEncoder::fingerprint`]): models
-    /// trained on this cache remember it and refuse a cache of another encoder.
-    #[must_use]
-    pub fn with_encoder_id(mut self, id: &str) -> Self {
-        self.encoder_id = Some(id.to_owned());
-        self
-    }
-
-    /// The encoder the states come from, when recorded.
-    pub fn encoder_id(&self) -> Option<&str> {
-        self.encoder_id.as_deref()
-    }
-
-    /// The cache file opened for appending, locked exclusively (released when dropped), so that
-    /// processes sharing a cache never interleave their records.
-    fn append(&self) -> Result<std::fs::File> {
-        let file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path).map_err(|e| Error::io(&self.path, e))?;
-        file.lock().map_err(|e| Error::io(&self.path, e))?;
-        Ok(file)
-    }
-
-    /// Cached sentences.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether nothing is cached.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// The entry of `text`.
-    pub fn get(&self, text: &str) -> Option<&CachedText> {
-        self.entries.get(text)
-    }
-
-    /// Adds token states computed elsewhere (another encoder of the same width) and appends them
-    /// to the file.
-    ///
-    /// # Errors
-    /// [`Error::Config`] when `states` is not `ids.len() × dim`; [`Error::Io`].
-    pub fn insert(&mut self, text: &str, entry: CachedText) -> Result<()> {
-        if entry.states.len() != entry.ids.len() * self.dim {
-            return Err(Error::Config(format!("{text:?}: {} states for {} tokens of width {}", entry.states.len(), entry.ids.len(), self.dim)));
-        }
-        let file = self.append()?;
-        let mut writer = BufWriter::new(&file);
-        write_record(&mut writer, text, &entry, self.dim).and_then(|()| writer.flush()).map_err(|e| Error::io(&self.path, e))?;
-        self.entries.insert(text.to_owned(), entry);
-        Ok(())
-    }
-
-    /// Encodes the texts not yet cached (256 at a time, appending each chunk to the file) and
-    /// calls `progress(done, total)`.
-    ///
-    /// # Errors
-    /// Encoder failures; [`Error::Config`] when the encoder's width differs from the cache's.
-    pub fn fill(&mut self, encoder: &PretrainedEncoder, texts: &[&str], progress: &dyn Fn(usize, usize)) -> Result<()> {
-        if encoder.hidden_size() != self.dim {
-            return Err(Error::Config(format!("{}: cache width {} but encoder width {}", self.path.display(), self.dim, encoder.hidden_size())));
-        }
-        let mut missing: Vec<&str> = texts.iter().copied().filter(|t| !self.entries.contains_key(*t)).collect();
-        missing.sort_unstable();
-        missing.dedup();
-        for (k, chunk) in missing.chunks(256).enumerate() {
-            let encoded = encoder.encode(chunk)?;
-            let file = self.append()?;
-            let mut writer = BufWriter::new(&file);
-            for (text, encoded) in chunk.iter().zip(encoded) {
-                let entry = CachedText { ids: encoded.ids, states: encoded.states.iter().flatten().map(|&v| half::f16::from_f32(v)).collect() };
-                write_record(&mut writer, text, &entry, self.dim).map_err(|e| Error::io(&self.path, e))?;
-                self.entries.insert((*text).to_owned(), entry);
-            }
-            writer.flush().map_err(|e| Error::io(&self.path, e))?;
-            drop(writer);
-            file.unlock().map_err(|e| Error::io(&self.path, e))?;
-            progress((k * 256 + chunk.len()).min(missing.len()), missing.len());
-        }
-        Ok(())
-    }
-}
-
-/// Sentence vectors from an [`EmbeddingCache`]: the mean of a sentence's token states
-/// (`[CLS]` and `[SEP]` included), L2-normalised — the sentence embedding of
-/// all-MiniLM-L6-v2 (sentence-transformers' mean pooling), what the SLM's pretrained head reads.
-#[derive(Debug, Clone, Copy)]
-pub struct CachedSentenceVectors<'a> {
-    cache: &'a EmbeddingCache,
-    encoder_id: &'a str,
-}
-
-impl<'a> CachedSentenceVectors<'a> {
-    /// Vectors of `cache`, whose states come from the encoder `encoder_id`
-    /// ([`PretrainedEncoder::fingerprint`]).
-    pub fn new(cache: &'a EmbeddingCache, encoder_id: &'a str) -> Self {
-        Self { cache, encoder_id }
-    }
-}
-
-impl crate::data::SentenceVectors for CachedSentenceVectors<'_> {
-    fn dim(&self) -> usize {
-        self.cache.dim
-    }
-
-    fn encoder_id(&self) -> &str {
-        self.encoder_id
-    }
-
-    fn vector(&self, text: &str) -> Option<Vec<f32>> {
-        let entry = self.cache.get(text)?;
-        let dim = self.cache.dim;
-        let mut v = vec![0.0_f32; dim];
-        for token in entry.states.chunks_exact(dim) {
-            v.iter_mut().zip(token).for_each(|(a, b)| *a += b.to_f32());
-        }
-        let n = (entry.states.len() / dim).max(1) as f32;
-        v.iter_mut().for_each(|a| *a /= n);
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        if norm > 0.0 {
-            v.iter_mut().for_each(|x| *x /= norm);
-        }
-        Some(v)
-    }
-}
-
-fn read_u32(r: &mut impl Read) -> Option<u32> {
-    let mut b = [0_u8; 4];
-    r.read_exact(&mut b).ok()?;
-    Some(u32::from_le_bytes(b))
-}
-
-/// Longest text, most tokens and widest state a record may claim: a length field beyond these is
-/// damage (it would otherwise ask for a huge allocation), read as the end of the valid records.
-const MAX_TEXT_BYTES: usize = 1 << 20;
-const MAX_TOKENS: usize = 1 << 16;
-const MAX_DIM: usize = 1 << 14;
-
-/// Why [`read_record`] stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stop {
-    /// The end of the file, after a whole record.
-    End,
-    /// Plausible lengths, but the file ends inside the record: a torn last write.
-    Torn,
-    /// Lengths out of bounds or text that is not UTF-8.
-    Damaged(&'static str),
-}
-
-/// The next whole record, or why there is none. Every length is checked against the bounds and
-/// against the `remaining` bytes of the file before anything is allocated.
-fn read_record(r: &mut impl Read, remaining: u64) -> std::result::Result<(String, CachedText, u64), Stop> {
-    if remaining == 0 {
-        return Err(Stop::End);
-    }
-    let len = read_u32(r).ok_or(Stop::Torn)? as usize;
-    if len > MAX_TEXT_BYTES {
-        return Err(Stop::Damaged("text length out of bounds"));
-    }
-    if (12 + len) as u64 > remaining {
-        return Err(Stop::Torn);
-    }
-    let mut text = vec![0_u8; len];
-    r.read_exact(&mut text).map_err(|_| Stop::Torn)?;
-    let n = read_u32(r).ok_or(Stop::Torn)? as usize;
-    let dim = read_u32(r).ok_or(Stop::Torn)? as usize;
-    if n > MAX_TOKENS || dim > MAX_DIM {
-        return Err(Stop::Damaged("token count or width out of bounds"));
-    }
-    let size = (12 + len + 4 * n + 2 * n * dim) as u64;
-    if size > remaining {
-        return Err(Stop::Torn);
-    }
-    let text = String::from_utf8(text).map_err(|_| Stop::Damaged("text is not UTF-8"))?;
-    let mut ids = vec![0_u8; 4 * n];
-    r.read_exact(&mut ids).map_err(|_| Stop::Torn)?;
-    let mut states = vec![0_u8; 2 * n * dim];
-    r.read_exact(&mut states).map_err(|_| Stop::Torn)?;
-    let entry = CachedText {
-        ids: ids.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
-        states: states.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]])).collect(),
-    };
-    Ok((text, entry, size))
-}
-
-fn write_record(w: &mut impl Write, text: &str, entry: &CachedText, dim: usize) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(12 + text.len() + 4 * entry.ids.len() + 2 * entry.states.len());
-    buf.extend((text.len() as u32).to_le_bytes());
-    buf.extend(text.as_bytes());
-    buf.extend((entry.ids.len() as u32).to_le_bytes());
-    buf.extend((dim as u32).to_le_bytes());
-    buf.extend(entry.ids.iter().flat_map(|i| i.to_le_bytes()));
-    buf.extend(entry.states.iter().flat_map(|v| v.to_le_bytes()));
-    w.write_all(&buf)
 }
 
 /// A padded batch of sentences, built by [`collate`] for one [`Embeddings`] kind.
@@ -571,7 +292,7 @@ fn unreachable_input(pad: &Tensor<2, Bool>) -> Tensor<3> {
 pub fn collate(texts: &[&str], cache: &EmbeddingCache, embeddings: Embeddings, max_tokens: usize, device: &Device) -> Result<Sentences> {
     let entries: Vec<&CachedText> = texts.iter().map(|t| cache.get(t).ok_or_else(|| Error::Format(format!("not in the embedding cache: {t:?}")))).collect::<Result<_>>()?;
     let lengths: Vec<usize> = entries.iter().map(|e| e.ids.len().clamp(1, max_tokens.max(1))).collect();
-    let (b, seq, dim) = (texts.len(), lengths.iter().copied().max().unwrap_or(1), cache.dim);
+    let (b, seq, dim) = (texts.len(), lengths.iter().copied().max().unwrap_or(1), cache.dim());
     let mut pad = vec![true; b * seq];
     for (i, &len) in lengths.iter().enumerate() {
         pad[i * seq..i * seq + len].fill(false);
@@ -656,7 +377,7 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
         return Err(Error::Config("need training and dev triples and batch_size > 0".into()));
     }
     let checkpoint = Checkpoint::open(dir)?;
-    let meta = RuberMeta { config: config.clone(), encoder_dim: cache.dim, vocab, encoder_id: cache.encoder_id.clone() };
+    let meta = RuberMeta { config: config.clone(), encoder_dim: cache.dim(), vocab, encoder_id: cache.encoder_id().map(str::to_owned) };
     let resume = checkpoint.exists();
     if resume {
         let saved: RuberMeta = read_json(&dir.join("ruber.json"))?;
@@ -669,7 +390,7 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
     write_json(&dir.join("ruber.json"), &meta)?;
     let device = Device::flex().autodiff();
     device.seed(config.seed);
-    let mut model = config.init(cache.dim, vocab, &device);
+    let mut model = config.init(cache.dim(), vocab, &device);
     let mut optim = AdamConfig::new().with_grad_clipping(Some(GradientClippingConfig::Norm(5.0))).init();
     let mut state = LoopState::new(config.lr);
     if resume {
@@ -740,10 +461,10 @@ impl RuberScorer {
     /// Texts missing from the cache.
     pub fn score(&self, cache: &EmbeddingCache, pairs: &[(&str, &str)]) -> Result<Vec<f64>> {
         let (id, dim) = &self.encoder;
-        let mismatch = cache.dim != *dim || matches!((id, &cache.encoder_id), (Some(a), Some(b)) if a != b);
+        let mismatch = cache.dim() != *dim || matches!((id.as_deref(), cache.encoder_id()), (Some(a), Some(b)) if a != b);
         if mismatch {
             let name = |id: &Option<String>, dim: usize| format!("{} ({dim} dims)", id.as_deref().unwrap_or("unrecorded"));
-            return Err(Error::EncoderMismatch { expected: name(id, *dim), found: name(&cache.encoder_id, cache.dim) });
+            return Err(Error::EncoderMismatch { expected: name(id, *dim), found: name(&cache.encoder_id().map(str::to_owned), cache.dim()) });
         }
         score_pairs(&self.model, &self.config, cache, pairs, &self.device)
     }

@@ -2,7 +2,7 @@
 //! and never an allocation the file cannot back.
 #![allow(clippy::panic, clippy::unwrap_used)]
 
-use dialeval_slm_model::ruber::{CachedText, EmbeddingCache};
+use dialeval_slm_model::vectors::{CachedText, EmbeddingCache};
 use proptest::prelude::*;
 
 fn temp(case: u64) -> std::path::PathBuf {

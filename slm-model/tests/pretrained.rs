@@ -14,8 +14,8 @@ use dialeval_slm_model::Error;
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
 use dialeval_slm_model::data::{SentenceVectors, context_text};
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
-use dialeval_slm_model::ruber::{CachedSentenceVectors, EmbeddingCache};
 use dialeval_slm_model::train::{Scorer, TrainConfig, roc_auc, train};
+use dialeval_slm_model::vectors::{CachedSentenceVectors, EmbeddingCache};
 
 /// burn's device seed is process-wide: the trainings here run one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());

@@ -5,7 +5,8 @@
 
 use burn::prelude::*;
 use dialeval_common::SplitMix64;
-use dialeval_slm_model::ruber::{CachedText, EmbeddingCache, Embeddings, Objective, Representation, RuberConfig, RuberScorer, Triple, train_unreferenced};
+use dialeval_slm_model::ruber::{Embeddings, Objective, Representation, RuberConfig, RuberScorer, Triple, train_unreferenced};
+use dialeval_slm_model::vectors::{CachedText, EmbeddingCache};
 
 const DIM: usize = 8;
 

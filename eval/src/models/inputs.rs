@@ -1,0 +1,71 @@
+//! Corpus items as SLM inputs, and scoring them with the pretrained sentence vectors the model
+//! reads.
+
+use dialeval_datasets::DialogueItem;
+use dialeval_datasets::pairs::{PairKind, TrainingPair};
+use dialeval_slm_model::bert::PretrainedEncoder;
+use dialeval_slm_model::train::Scorer;
+use dialeval_slm_model::vectors::{CachedSentenceVectors, EmbeddingCache};
+
+use super::SharedCache;
+use crate::error::{Error, Result};
+
+/// An item as an SLM input: its last `turns` context turns and its response, with their graphs
+/// (the shipped SLM was trained on pairs with at most two context turns).
+pub fn slm_pair(item: &DialogueItem, turns: usize) -> TrainingPair {
+    let context = &item.context[item.context.len().saturating_sub(turns)..];
+    TrainingPair {
+        id: item.id.clone(),
+        context: context.iter().map(|t| t.text.clone()).collect(),
+        response: item.response.as_ref().map(|r| r.text.clone()).unwrap_or_default(),
+        kind: PairKind::Positive,
+        context_amr: context.iter().map(|t| t.amr.clone()).collect(),
+        response_amr: item.response.as_ref().and_then(|r| r.amr.clone()),
+    }
+}
+
+/// Encodes into `cache` every context ([`dialeval_slm_model::data::context_text`]) and response
+/// of the pairs in `parts` not yet there: the texts whose vectors the SLM's pretrained head reads.
+///
+/// # Errors
+/// Encoder or cache failures.
+pub fn fill_pair_texts(cache: &mut EmbeddingCache, encoder: &PretrainedEncoder, parts: &[&[TrainingPair]], progress: &dyn Fn(usize, usize)) -> Result<()> {
+    let pairs = || parts.iter().flat_map(|part| part.iter());
+    let contexts: Vec<String> = pairs().map(dialeval_slm_model::data::context_text).collect();
+    let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(pairs().map(|p| p.response.as_str())).collect();
+    Ok(cache.fill(encoder, &texts, progress)?)
+}
+
+/// Scores pairs with an SLM, computing the pretrained sentence vectors first (into `cache`)
+/// when the model reads them.
+///
+/// # Errors
+/// [`Error::Config`] when the model reads vectors and no encoder is given; encoder, cache or
+/// scoring failures (another encoder, a missing vector).
+pub fn score_slm_pairs(scorer: &Scorer, pairs: &[TrainingPair], encoder: Option<(&PretrainedEncoder, &SharedCache)>, progress: &dyn Fn(usize, usize)) -> Result<Vec<f64>> {
+    if scorer.featurizer().encoder.is_none() {
+        return Ok(scorer.score(pairs, None)?);
+    }
+    let (encoder, cache) = encoder.ok_or_else(|| Error::Config("this SLM reads pretrained sentence vectors: fetch all-MiniLM-L6-v2 with scripts/fetch_minilm.sh".into()))?;
+    cache.with(|cache| {
+        fill_pair_texts(cache, encoder, &[pairs], progress)?;
+        Ok(scorer.score(pairs, Some(&CachedSentenceVectors::new(cache, encoder.fingerprint())))?)
+    })
+}
+
+/// Scores `items` with an SLM (each with its last `turns` context turns, [`slm_pair`]); a model
+/// that reads pretrained sentence vectors gets them from the default MiniLM
+/// ([`dialeval_slm_model::bert::default_model_dir`]) through the default token-state cache
+/// ([`super::default_cache_dir`]).
+///
+/// # Errors
+/// The encoder cannot be loaded, or as [`score_slm_pairs`].
+pub fn score_items(scorer: &Scorer, items: &[DialogueItem], turns: usize, progress: &dyn Fn(usize, usize)) -> Result<Vec<f64>> {
+    let pairs: Vec<TrainingPair> = items.iter().map(|it| slm_pair(it, turns)).collect();
+    if scorer.featurizer().encoder.is_none() {
+        return score_slm_pairs(scorer, &pairs, None, progress);
+    }
+    let encoder = PretrainedEncoder::load(&dialeval_slm_model::bert::default_model_dir(), &super::cpu())?;
+    let cache = SharedCache::new(&encoder, &super::default_cache_dir());
+    score_slm_pairs(scorer, &pairs, Some((&encoder, &cache)), progress)
+}

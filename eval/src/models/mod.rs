@@ -1,0 +1,25 @@
+//! The learned scorers' plumbing (feature `slm`), one module per job:
+//!
+//! - [`checkpoint`]: a checkpoint's identity in cache keys and where it comes from;
+//! - [`vectors`]: the shared token-state cache of a pretrained encoder;
+//! - [`inputs`]: SLM inputs from corpus items, scored with the vectors they need;
+//! - [`recipes`]: the main job's retraining recipes.
+//!
+//! Their items are re-exported here.
+
+use burn::prelude::Device;
+
+pub mod checkpoint;
+pub mod inputs;
+pub mod recipes;
+pub mod vectors;
+
+pub use checkpoint::{CheckpointIdentity, ModelSource};
+pub use inputs::{fill_pair_texts, score_items, score_slm_pairs, slm_pair};
+pub use recipes::{DdppSlmPairs, RetrainData, ddpp_slm_pairs, mix_triples, positives_triples, random_negative_triples, sampled_triples, split_contexts};
+pub use vectors::{SharedCache, default_cache_dir, encoder_cache};
+
+/// The CPU device the examples score on (`flex`).
+pub fn cpu() -> Device {
+    Device::flex()
+}

@@ -1,0 +1,177 @@
+//! The main job's retraining recipes: what it trains when no checkpoint is shipped or
+//! `--retrain` is asked for, from the data bundled in the repository.
+
+use std::path::{Path, PathBuf};
+
+use dialeval_common::SplitMix64;
+use dialeval_datasets::amr::{AmrIndex, Coverage};
+use dialeval_datasets::ddpp::{self, ExcludeList};
+use dialeval_datasets::pairs::{DdppPairConfig, Split, TrainingPair, ddpp_context, ddpp_pairs, pair_group, split_by_group, split_of};
+use dialeval_slm_model::bert::PretrainedEncoder;
+use dialeval_slm_model::model::Mode;
+use dialeval_slm_model::ruber::{RuberConfig, Triple, train_unreferenced};
+use dialeval_slm_model::train::{TrainConfig, train};
+use dialeval_slm_model::vectors::EmbeddingCache;
+
+use crate::error::{Error, Result};
+
+/// Where the main job's fallback training data lives: the bundled DailyDialog++ dev split and
+/// the silver AMR of 200 of its contexts (`data/` of the repository).
+#[derive(Debug, Clone)]
+pub struct RetrainData {
+    /// The repository's `data/` folder.
+    pub data: PathBuf,
+    /// Seed of splits, sampling and initialisation.
+    pub seed: u64,
+}
+
+impl RetrainData {
+    fn ddpp_dev(&self) -> Result<(Vec<ddpp::DdppContext>, ExcludeList)> {
+        let dir = self.data.join("dailydialog-plusplus");
+        Ok((ddpp::load(&dir.join("dev.json"))?, ExcludeList::load(&dir.join("overlap_exclude_ids.tsv"))?))
+    }
+
+    /// Trains the gated SLM on the 200 bundled DailyDialog++ dev contexts with silver AMR
+    /// (positives against random and adversarial negatives; 10% of contexts held out) into
+    /// `dir`, resuming from its checkpoints, and marks it done.
+    ///
+    /// # Errors
+    /// Unreadable data or a training failure.
+    pub fn train_slm(&self, dir: &Path, progress: &dyn Fn(usize, usize, usize)) -> Result<()> {
+        let (contexts, exclude) = self.ddpp_dev()?;
+        let ids_path = self.data.join("silver-amr/dailydialog-plusplus-dev200.context-ids.json");
+        let ids_text = std::fs::read_to_string(&ids_path).map_err(|e| Error::io(&ids_path, e))?;
+        let ids: Vec<u64> = serde_json::from_str(&ids_text).map_err(|e| Error::json(&ids_path, e))?;
+        let chosen: Vec<ddpp::DdppContext> = contexts.into_iter().filter(|c| ids.contains(&c.id)).collect();
+        let index = AmrIndex::load(&[self.data.join("silver-amr/dailydialog-plusplus-dev200.silver.amr.txt")])?;
+        let pairs = ddpp_slm_pairs(&chosen, "dev.json", &exclude, &index, self.seed)?;
+        let (train_p, dev_p) = split_contexts(pairs.pairs, self.seed)?;
+        let config = TrainConfig { mode: Mode::Gated, epochs: 3, seed: self.seed, ..TrainConfig::default() };
+        train(&train_p, &dev_p, &config, dir, None, progress)?;
+        std::fs::write(dir.join("done"), "").map_err(|e| Error::io(dir.join("done"), e))
+    }
+
+    /// Trains BERT-RUBER's unreferenced model (max pooling, cross-entropy) on the bundled
+    /// DailyDialog++ dev positives against their random negatives (10% of contexts held out)
+    /// into `dir`, and marks it done.
+    ///
+    /// # Errors
+    /// Unreadable data, encoder or training failures.
+    pub fn train_ruber(&self, encoder: &PretrainedEncoder, cache: &mut EmbeddingCache, dir: &Path, progress: &dyn Fn(usize, usize, usize)) -> Result<()> {
+        let (contexts, exclude) = self.ddpp_dev()?;
+        let config = RuberConfig { epochs: 20, patience: 5, seed: self.seed, ..RuberConfig::default() };
+        let (mut train_t, mut dev_t) = (Vec::new(), Vec::new());
+        for c in contexts.iter().filter(|c| !exclude.contains("dev.json", c.id)) {
+            let triples = random_negative_triples(c, &config);
+            if split_of(&c.id.to_string(), [0.9, 0.1, 0.0], self.seed)? == Split::Train {
+                train_t.extend(triples);
+            } else {
+                dev_t.extend(triples);
+            }
+        }
+        let texts: Vec<&str> = train_t.iter().chain(&dev_t).flat_map(|t| [t.query.as_str(), t.positive.as_str(), t.negative.as_str()]).collect();
+        cache.fill(encoder, &texts, &|_, _| {})?;
+        train_unreferenced(&train_t, &dev_t, cache, encoder.vocab_size(), &config, dir, progress)?;
+        std::fs::write(dir.join("done"), "").map_err(|e| Error::io(dir.join("done"), e))
+    }
+}
+
+/// The SLM pairs of a DailyDialog++ file ([`ddpp_slm_pairs`]).
+#[derive(Debug, Clone)]
+pub struct DdppSlmPairs {
+    /// Positives against random and adversarial negatives.
+    pub pairs: Vec<TrainingPair>,
+    /// Contexts left out by the overlap list.
+    pub excluded: usize,
+    /// How many turns and responses have a graph.
+    pub coverage: Coverage,
+}
+
+/// The pairs every SLM recipe trains on from DailyDialog++ contexts of `file`: at most two
+/// context turns, each positive against the context's random and adversarial negatives, the
+/// contexts of `exclude` left out, graphs from `index` attached by sentence text.
+///
+/// # Errors
+/// As [`ddpp_pairs`].
+pub fn ddpp_slm_pairs(contexts: &[ddpp::DdppContext], file: &str, exclude: &ExcludeList, index: &AmrIndex, seed: u64) -> Result<DdppSlmPairs> {
+    let (mut pairs, excluded) = ddpp_pairs(contexts, file, Some(exclude), &DdppPairConfig { max_context_turns: Some(2), seed, ..DdppPairConfig::default() })?;
+    let coverage = index.attach_pairs(&mut pairs);
+    Ok(DdppSlmPairs { pairs, excluded, coverage })
+}
+
+/// Training and dev pairs: 90% and 10% of the contexts (a context's pairs stay together),
+/// chosen by `seed`.
+///
+/// # Errors
+/// As [`split_by_group`].
+pub fn split_contexts(pairs: Vec<TrainingPair>, seed: u64) -> Result<(Vec<TrainingPair>, Vec<TrainingPair>)> {
+    let (train, dev, _) = split_by_group(pairs, [0.9, 0.1, 0.0], seed, ddpp_context)?;
+    Ok((train, dev))
+}
+
+/// BERT-RUBER's training triples from the pairs of the training mix
+/// ([`dialeval_datasets::mix`]): within each context (or conversation), the k-th positive with
+/// the k-th negative, negatives reused in turn when there are fewer; contexts without a negative
+/// give none.
+pub fn mix_triples(pairs: &[TrainingPair], config: &RuberConfig) -> Vec<Triple> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < pairs.len() {
+        let group = pair_group(&pairs[start]);
+        let end = start + pairs[start..].iter().take_while(|p| pair_group(p) == group).count();
+        let (positives, negatives): (Vec<_>, Vec<_>) = pairs[start..end].iter().partition(|p| p.label() == 1);
+        if !negatives.is_empty() {
+            for (k, p) in positives.iter().enumerate() {
+                let n = negatives[k % negatives.len()];
+                out.push(Triple { query: config.query(&p.context), positive: p.response.clone(), negative: n.response.clone() });
+            }
+        }
+        start = end;
+    }
+    out
+}
+
+/// One triple per positive of each context, against the context's random negative in turn
+/// (DailyDialog++'s released negatives).
+pub fn random_negative_triples(context: &ddpp::DdppContext, config: &RuberConfig) -> impl Iterator<Item = Triple> {
+    let query = config.query(&context.context);
+    context.positives.iter().zip(&context.random_negatives).map(move |(p, n)| Triple { query: query.clone(), positive: p.clone(), negative: n.clone() })
+}
+
+/// One triple per positive: a positive of another context, drawn with `seed`, is its negative.
+pub fn sampled_triples(contexts: &[ddpp::DdppContext], config: &RuberConfig, seed: u64) -> Vec<Triple> {
+    let mut rng = SplitMix64(seed);
+    let mut out = Vec::new();
+    for (k, c) in contexts.iter().enumerate() {
+        for p in &c.positives {
+            let mut other = rng.below(contexts.len().saturating_sub(1).max(1));
+            if other >= k {
+                other = (other + 1) % contexts.len();
+            }
+            let donor = &contexts[other].positives;
+            if other == k || donor.is_empty() {
+                continue;
+            }
+            out.push(Triple { query: config.query(&c.context), positive: p.clone(), negative: donor[rng.below(donor.len())].clone() });
+        }
+    }
+    out
+}
+
+/// The earlier BERT-RUBER recipe: training triples from the first `contexts` contexts of
+/// `data_positives.json` in `ddpp_dir` ([`sampled_triples`]), dev triples from 300 contexts of
+/// `dev.json` ([`random_negative_triples`]); both honour `overlap_exclude_ids.tsv`.
+///
+/// # Errors
+/// Unreadable DailyDialog++ files.
+pub fn positives_triples(ddpp_dir: &Path, config: &RuberConfig, contexts: usize) -> Result<(Vec<Triple>, Vec<Triple>)> {
+    let exclude = ExcludeList::load(&ddpp_dir.join("overlap_exclude_ids.tsv"))?;
+    let keep = |file: &str, contexts: Vec<ddpp::DdppContext>| -> Vec<ddpp::DdppContext> { contexts.into_iter().filter(|c| !exclude.contains(file, c.id)).collect() };
+    let mut positives = keep("data_positives.json", ddpp::load(&ddpp_dir.join("data_positives.json"))?);
+    positives.truncate(contexts);
+    let mut dev_contexts = keep("dev.json", ddpp::load(&ddpp_dir.join("dev.json"))?);
+    dev_contexts.truncate(300);
+    let train = sampled_triples(&positives, config, config.seed);
+    let dev = dev_contexts.iter().flat_map(|c| random_negative_triples(c, config)).collect();
+    Ok((train, dev))
+}

@@ -1,0 +1,293 @@
+//! The sentence-vector cache both learned scorers read: an append-only file of a pretrained
+//! encoder's frozen token states keyed by text ([`EmbeddingCache`]), and the pooled sentence
+//! vectors the SLM's pretrained text side takes from it ([`CachedSentenceVectors`]).
+
+use std::collections::HashMap;
+use std::io::{BufReader, BufWriter, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use crate::bert::PretrainedEncoder;
+use crate::error::{Error, Result};
+
+/// One sentence's word pieces and frozen token states.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachedText {
+    /// Token ids (`[CLS]` … `[SEP]`).
+    pub ids: Vec<u32>,
+    /// `ids.len() × dim` states, stored as f16.
+    pub states: Vec<half::f16>,
+}
+
+/// An append-only file of token states keyed by text. A record is written only whole, and a
+/// torn last record (a killed run: its lengths are plausible but the file ends inside it) is
+/// dropped on open with a line on stderr, so no finished sentence is lost. Several processes may
+/// share one cache: appends and the reading on open hold an exclusive file lock, and length
+/// fields are bounded, so damage never asks for a huge allocation.
+///
+/// **Damage** (a length out of bounds, text that is not UTF-8) is quarantined, never silently
+/// cut: the records before it are kept, the bytes from the damaged record to the end are moved
+/// to `<file>.damaged-at-<offset>` (records after the damage cannot be re-synchronised without
+/// framing, so they are kept there for inspection and recomputed), and stderr says so.
+///
+/// Record layout (little endian): `u32` text length, text bytes, `u32` token count, `u32` dim,
+/// the ids as `u32`, the states as f16.
+#[derive(Debug)]
+pub struct EmbeddingCache {
+    path: PathBuf,
+    dim: usize,
+    entries: HashMap<String, CachedText>,
+    encoder_id: Option<String>,
+}
+
+impl EmbeddingCache {
+    /// Opens (or starts) the cache at `path` for vectors of width `dim`.
+    ///
+    /// # Errors
+    /// [`Error::Io`]; [`Error::Format`] when a whole record has another width.
+    pub fn open(path: &Path, dim: usize) -> Result<Self> {
+        let mut cache = Self { path: path.to_owned(), dim, entries: HashMap::new(), encoder_id: None };
+        let Ok(file) = std::fs::OpenOptions::new().read(true).write(true).open(path) else { return Ok(cache) };
+        // Exclusive while reading and cutting a torn tail: another process appending to the same
+        // cache holds the lock for each chunk it writes, so a record being written is never
+        // mistaken for a torn one.
+        file.lock().map_err(|e| Error::io(path, e))?;
+        let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let mut reader = BufReader::new(&file);
+        let mut valid = 0_u64;
+        let stop = loop {
+            match read_record(&mut reader, file_len - valid) {
+                Ok((text, entry, size)) => {
+                    if entry.states.len() != entry.ids.len() * dim {
+                        return Err(Error::Format(format!("{}: record {} has width {} (expected {dim})", path.display(), cache.entries.len() + 1, entry.states.len() / entry.ids.len().max(1))));
+                    }
+                    cache.entries.insert(text, entry);
+                    valid += size;
+                }
+                Err(stop) => break stop,
+            }
+        };
+        let rest = file_len - valid;
+        match stop {
+            Stop::End => {}
+            Stop::Torn => {
+                eprintln!("{}: dropped a torn last record ({rest} bytes at byte {valid}; a run stopped while writing it); {} records kept", path.display(), cache.entries.len());
+                file.set_len(valid).map_err(|e| Error::io(path, e))?;
+            }
+            Stop::Damaged(why) => {
+                let quarantine = PathBuf::from(format!("{}.damaged-at-{valid}", path.display()));
+                // Copied in a stream: the tail of a large cache need not fit in memory.
+                let mut from = &file;
+                from.seek(std::io::SeekFrom::Start(valid)).map_err(|e| Error::io(path, e))?;
+                let mut to = std::fs::File::create(&quarantine).map_err(|e| Error::io(&quarantine, e))?;
+                std::io::copy(&mut from, &mut to).map_err(|e| Error::io(&quarantine, e))?;
+                file.set_len(valid).map_err(|e| Error::io(path, e))?;
+                eprintln!(
+                    "{}: damaged record at byte {valid} ({why}); the {} records before it are kept, the {rest} bytes from there are moved to {} and their sentences will be encoded again",
+                    path.display(),
+                    cache.entries.len(),
+                    quarantine.display()
+                );
+            }
+        }
+        Ok(cache)
+    }
+
+    /// Records which encoder the states come from ([`PretrainedEncoder::fingerprint`]): models
+    /// trained on this cache remember it and refuse a cache of another encoder.
+    #[must_use]
+    pub fn with_encoder_id(mut self, id: &str) -> Self {
+        self.encoder_id = Some(id.to_owned());
+        self
+    }
+
+    /// Width of the stored token states.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The encoder the states come from, when recorded.
+    pub fn encoder_id(&self) -> Option<&str> {
+        self.encoder_id.as_deref()
+    }
+
+    /// The cache file opened for appending, locked exclusively (released when dropped), so that
+    /// processes sharing a cache never interleave their records.
+    fn append(&self) -> Result<std::fs::File> {
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path).map_err(|e| Error::io(&self.path, e))?;
+        file.lock().map_err(|e| Error::io(&self.path, e))?;
+        Ok(file)
+    }
+
+    /// Cached sentences.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entry of `text`.
+    pub fn get(&self, text: &str) -> Option<&CachedText> {
+        self.entries.get(text)
+    }
+
+    /// Adds token states computed elsewhere (another encoder of the same width) and appends them
+    /// to the file.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `states` is not `ids.len() × dim`; [`Error::Io`].
+    pub fn insert(&mut self, text: &str, entry: CachedText) -> Result<()> {
+        if entry.states.len() != entry.ids.len() * self.dim {
+            return Err(Error::Config(format!("{text:?}: {} states for {} tokens of width {}", entry.states.len(), entry.ids.len(), self.dim)));
+        }
+        let file = self.append()?;
+        let mut writer = BufWriter::new(&file);
+        write_record(&mut writer, text, &entry, self.dim).and_then(|()| writer.flush()).map_err(|e| Error::io(&self.path, e))?;
+        self.entries.insert(text.to_owned(), entry);
+        Ok(())
+    }
+
+    /// Encodes the texts not yet cached (256 at a time, appending each chunk to the file) and
+    /// calls `progress(done, total)`.
+    ///
+    /// # Errors
+    /// Encoder failures; [`Error::Config`] when the encoder's width differs from the cache's.
+    pub fn fill(&mut self, encoder: &PretrainedEncoder, texts: &[&str], progress: &dyn Fn(usize, usize)) -> Result<()> {
+        if encoder.hidden_size() != self.dim {
+            return Err(Error::Config(format!("{}: cache width {} but encoder width {}", self.path.display(), self.dim, encoder.hidden_size())));
+        }
+        let mut missing: Vec<&str> = texts.iter().copied().filter(|t| !self.entries.contains_key(*t)).collect();
+        missing.sort_unstable();
+        missing.dedup();
+        for (k, chunk) in missing.chunks(256).enumerate() {
+            let encoded = encoder.encode(chunk)?;
+            let file = self.append()?;
+            let mut writer = BufWriter::new(&file);
+            for (text, encoded) in chunk.iter().zip(encoded) {
+                let entry = CachedText { ids: encoded.ids, states: encoded.states.iter().flatten().map(|&v| half::f16::from_f32(v)).collect() };
+                write_record(&mut writer, text, &entry, self.dim).map_err(|e| Error::io(&self.path, e))?;
+                self.entries.insert((*text).to_owned(), entry);
+            }
+            writer.flush().map_err(|e| Error::io(&self.path, e))?;
+            drop(writer);
+            file.unlock().map_err(|e| Error::io(&self.path, e))?;
+            progress((k * 256 + chunk.len()).min(missing.len()), missing.len());
+        }
+        Ok(())
+    }
+}
+
+/// Sentence vectors from an [`EmbeddingCache`]: the mean of a sentence's token states
+/// (`[CLS]` and `[SEP]` included), L2-normalised — the sentence embedding of
+/// all-MiniLM-L6-v2 (sentence-transformers' mean pooling), what the SLM's pretrained head reads.
+#[derive(Debug, Clone, Copy)]
+pub struct CachedSentenceVectors<'a> {
+    cache: &'a EmbeddingCache,
+    encoder_id: &'a str,
+}
+
+impl<'a> CachedSentenceVectors<'a> {
+    /// Vectors of `cache`, whose states come from the encoder `encoder_id`
+    /// ([`PretrainedEncoder::fingerprint`]).
+    pub fn new(cache: &'a EmbeddingCache, encoder_id: &'a str) -> Self {
+        Self { cache, encoder_id }
+    }
+}
+
+impl crate::data::SentenceVectors for CachedSentenceVectors<'_> {
+    fn dim(&self) -> usize {
+        self.cache.dim
+    }
+
+    fn encoder_id(&self) -> &str {
+        self.encoder_id
+    }
+
+    fn vector(&self, text: &str) -> Option<Vec<f32>> {
+        let entry = self.cache.get(text)?;
+        let dim = self.cache.dim;
+        let mut v = vec![0.0_f32; dim];
+        for token in entry.states.chunks_exact(dim) {
+            v.iter_mut().zip(token).for_each(|(a, b)| *a += b.to_f32());
+        }
+        let n = (entry.states.len() / dim).max(1) as f32;
+        v.iter_mut().for_each(|a| *a /= n);
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm > 0.0 {
+            v.iter_mut().for_each(|x| *x /= norm);
+        }
+        Some(v)
+    }
+}
+
+fn read_u32(r: &mut impl Read) -> Option<u32> {
+    let mut b = [0_u8; 4];
+    r.read_exact(&mut b).ok()?;
+    Some(u32::from_le_bytes(b))
+}
+
+/// Longest text, most tokens and widest state a record may claim: a length field beyond these is
+/// damage (it would otherwise ask for a huge allocation), read as the end of the valid records.
+const MAX_TEXT_BYTES: usize = 1 << 20;
+const MAX_TOKENS: usize = 1 << 16;
+const MAX_DIM: usize = 1 << 14;
+
+/// Why [`read_record`] stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// The end of the file, after a whole record.
+    End,
+    /// Plausible lengths, but the file ends inside the record: a torn last write.
+    Torn,
+    /// Lengths out of bounds or text that is not UTF-8.
+    Damaged(&'static str),
+}
+
+/// The next whole record, or why there is none. Every length is checked against the bounds and
+/// against the `remaining` bytes of the file before anything is allocated.
+fn read_record(r: &mut impl Read, remaining: u64) -> std::result::Result<(String, CachedText, u64), Stop> {
+    if remaining == 0 {
+        return Err(Stop::End);
+    }
+    let len = read_u32(r).ok_or(Stop::Torn)? as usize;
+    if len > MAX_TEXT_BYTES {
+        return Err(Stop::Damaged("text length out of bounds"));
+    }
+    if (12 + len) as u64 > remaining {
+        return Err(Stop::Torn);
+    }
+    let mut text = vec![0_u8; len];
+    r.read_exact(&mut text).map_err(|_| Stop::Torn)?;
+    let n = read_u32(r).ok_or(Stop::Torn)? as usize;
+    let dim = read_u32(r).ok_or(Stop::Torn)? as usize;
+    if n > MAX_TOKENS || dim > MAX_DIM {
+        return Err(Stop::Damaged("token count or width out of bounds"));
+    }
+    let size = (12 + len + 4 * n + 2 * n * dim) as u64;
+    if size > remaining {
+        return Err(Stop::Torn);
+    }
+    let text = String::from_utf8(text).map_err(|_| Stop::Damaged("text is not UTF-8"))?;
+    let mut ids = vec![0_u8; 4 * n];
+    r.read_exact(&mut ids).map_err(|_| Stop::Torn)?;
+    let mut states = vec![0_u8; 2 * n * dim];
+    r.read_exact(&mut states).map_err(|_| Stop::Torn)?;
+    let entry = CachedText {
+        ids: ids.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
+        states: states.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]])).collect(),
+    };
+    Ok((text, entry, size))
+}
+
+fn write_record(w: &mut impl Write, text: &str, entry: &CachedText, dim: usize) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(12 + text.len() + 4 * entry.ids.len() + 2 * entry.states.len());
+    buf.extend((text.len() as u32).to_le_bytes());
+    buf.extend(text.as_bytes());
+    buf.extend((entry.ids.len() as u32).to_le_bytes());
+    buf.extend((dim as u32).to_le_bytes());
+    buf.extend(entry.ids.iter().flat_map(|i| i.to_le_bytes()));
+    buf.extend(entry.states.iter().flat_map(|v| v.to_le_bytes()));
+    w.write_all(&buf)
+}
