@@ -22,7 +22,7 @@ use dialeval_common::MultiRef;
 use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LengthFamily, LexicalFamily, LlmFamily, MemoEmbedder, SlmFamily, SmatchFamily};
-use dialeval_eval::models::{CheckpointIdentity, ModelSource, RetrainData, SharedCache, cpu, default_cache_dir};
+use dialeval_eval::models::{CheckpointIdentity, ModelSource, Retrain, RetrainData, SharedCache, cpu, default_cache_dir};
 use dialeval_eval::{Evaluation, Event, FamilyCache, Pipeline};
 use dialeval_examples::Progress;
 use dialeval_llm_prompt::prompt::{Templates, Variant};
@@ -151,6 +151,7 @@ fn run(args: Args) -> AnyResult<()> {
     let cache = encoder.as_ref().ok().map(|e| Arc::new(SharedCache::new(e, &default_cache_dir())));
     let no_encoder = || encoder.as_ref().err().map_or_else(String::new, |e| format!("no sentence encoder: {e} (run scripts/fetch_minilm.sh)"));
     let retrain = RetrainData { data: args.data.clone(), seed: args.seed };
+    let retrain_rule = if args.retrain { Retrain::Always } else { Retrain::IfNotShipped };
     for family in Family::value_variants() {
         let name = family.to_possible_value().map_or_else(String::new, |v| v.get_name().to_owned());
         if args.skip.contains(family) {
@@ -179,7 +180,7 @@ fn run(args: Args) -> AnyResult<()> {
                 pipeline.add(EmbeddingFamily::new(Arc::clone(memo)).with_references(args.references));
             }
             (Family::BertRuber, Ok(enc), Some(memo), Some(cache)) => {
-                let source = ModelSource::resolve(args.ruber.as_deref(), &args.models, "bert-ruber", args.retrain, &args.out, args.seed);
+                let source = ModelSource::resolve(args.ruber.as_deref(), &args.models, "bert-ruber", retrain_rule, &args.out, args.seed);
                 eprintln!("evaluate: bert_ruber: {source}");
                 if matches!(source, ModelSource::Retrain(_)) && !source.dir().join("done").is_file() {
                     let bar = Progress::new("BERT-RUBER");
@@ -190,7 +191,7 @@ fn run(args: Args) -> AnyResult<()> {
                 pipeline.add(BertRuberFamily::new(scorer, CheckpointIdentity::of(source.dir())?, Arc::clone(enc), Arc::clone(memo), Arc::clone(cache)).with_references(args.references));
             }
             (Family::Slm, ..) => {
-                let source = ModelSource::resolve(args.slm.as_deref(), &args.models, "slm", args.retrain, &args.out, args.seed);
+                let source = ModelSource::resolve(args.slm.as_deref(), &args.models, "slm", retrain_rule, &args.out, args.seed);
                 eprintln!("evaluate: slm: {source}");
                 if matches!(source, ModelSource::Retrain(_)) && !source.dir().join("done").is_file() {
                     let bar = Progress::new("SLM");

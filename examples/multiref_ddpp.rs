@@ -22,7 +22,7 @@ use dialeval_common::MultiRef;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp::leave_one_out;
 use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LexicalFamily, MemoEmbedder, SmatchFamily};
-use dialeval_eval::models::{CheckpointIdentity, ModelSource, SharedCache, cpu, default_cache_dir};
+use dialeval_eval::models::{CheckpointIdentity, ModelSource, Retrain, SharedCache, cpu, default_cache_dir};
 use dialeval_eval::separation::{Separation, separation};
 use dialeval_eval::{FamilyCache, Pipeline};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
@@ -78,7 +78,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let encoder = Arc::new(PretrainedEncoder::load(&default_model_dir(), &cpu())?);
     let memo = Arc::new(MemoEmbedder::new(Arc::clone(&encoder), encoder.fingerprint()));
     let cache = Arc::new(SharedCache::new(&encoder, &default_cache_dir()));
-    let source = ModelSource::resolve(None, &args.models, "bert-ruber", false, &args.out, 0);
+    let source = ModelSource::resolve(None, &args.models, "bert-ruber", Retrain::IfNotShipped, &args.out, 0);
     let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&args.out.join("metrics"))?);
     pipeline.add(LexicalFamily::new()?);
     pipeline.add(EmbeddingFamily::new(Arc::clone(&memo)).with_references(args.rule));

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use dialeval_metrics::text::bleu::{Bleu, BleuConfig, BleuScore};
 use dialeval_metrics::text::meteor::{Meteor, MeteorParams};
-use dialeval_metrics::text::rouge::Rouge;
+use dialeval_metrics::text::rouge::{Rouge, Stemming};
 use dialeval_metrics::text::wordnet::WordNet;
 use serde_json::{Value, json};
 
@@ -50,7 +50,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let file = std::fs::File::open(&args.pairs).map_err(|e| format!("cannot read {path}: {e}"))?;
     let sentence = Bleu::new(BleuConfig::sentence())?;
     let corpus = Bleu::new(BleuConfig::corpus())?;
-    let (plain, stemmed) = (Rouge::new(false), Rouge::new(true));
+    let (plain, stemmed) = (Rouge::new(Stemming::None), Rouge::new(Stemming::Porter));
     let meteor = Meteor::new(Arc::new(WordNet::load_default()?), MeteorParams::default())?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     let (mut hyps, mut refs): (Vec<String>, Vec<Vec<String>>) = (Vec::new(), Vec::new());
@@ -66,9 +66,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             let rs: Vec<&str> = r.iter().map(String::as_str).collect();
             let result = json!({
                 "sentence_bleu": bleu_json(&sentence.sentence(&hyp, &rs).map_err(|e| e.to_string())?),
-                "rouge": plain.score_multi(&rs, &hyp).map_err(|e| e.to_string())?,
-                "rouge_stem": stemmed.score_multi(&rs, &hyp).map_err(|e| e.to_string())?,
-                "meteor": meteor.score(&rs, &hyp).map_err(|e| e.to_string())?,
+                "rouge": plain.score_multi(&hyp, &rs).map_err(|e| e.to_string())?,
+                "rouge_stem": stemmed.score_multi(&hyp, &rs).map_err(|e| e.to_string())?,
+                "meteor": meteor.score(&hyp, &rs).map_err(|e| e.to_string())?,
             });
             hyps.push(hyp);
             refs.push(r);

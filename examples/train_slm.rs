@@ -35,7 +35,7 @@ use dialeval_examples::YesNo;
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
 use dialeval_slm_model::data::SentenceVectors;
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
-use dialeval_slm_model::train::{Scorer, TrainConfig, accuracy, roc_auc, scores_against, train};
+use dialeval_slm_model::train::{Graphs, Scorer, TrainConfig, accuracy, roc_auc, scores_against, train};
 use dialeval_slm_model::vectors::CachedSentenceVectors;
 use serde_json::json;
 
@@ -221,7 +221,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let scorer = Scorer::load(out, Device::flex())?;
     let mut test = test_metrics(&scorer.score(&test_pairs, vectors)?, &test_pairs);
     if mode != Mode::TextOnly && test_pairs.iter().any(|p| p.response_amr.is_some()) {
-        test["graphs_withheld"] = test_metrics(&scorer.score_with(&test_pairs, vectors, true)?, &test_pairs);
+        test["graphs_withheld"] = test_metrics(&scorer.score_with(&test_pairs, vectors, Graphs::Withhold)?, &test_pairs);
     }
     std::fs::write(out.join("test.json"), serde_json::to_string_pretty(&test)?)?;
     println!("{}", json!({ "test": test }));

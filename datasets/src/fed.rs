@@ -34,13 +34,22 @@ pub struct Fed {
     pub dialogues: Vec<DialogueItem>,
 }
 
+/// Where a FED judgement is made: on one system turn, or on the whole dialogue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// A system turn (an item with a response).
+    Turn,
+    /// The whole dialogue.
+    Dialogue,
+}
+
 /// Maps a FED quality to a criterion at its level.
-pub fn criterion(quality: &str, turn_level: bool) -> Option<Criterion> {
-    Some(match (quality, turn_level) {
-        ("Fluent", true) => Criterion::Naturalness,
-        ("Relevant", true) | ("Coherent", false) => Criterion::Coherence,
-        ("Engaging", true) => Criterion::Engagingness,
-        ("Understandable", true) => Criterion::Understandable,
+pub fn criterion(quality: &str, level: Level) -> Option<Criterion> {
+    Some(match (quality, level) {
+        ("Fluent", Level::Turn) => Criterion::Naturalness,
+        ("Relevant", Level::Turn) | ("Coherent", Level::Dialogue) => Criterion::Coherence,
+        ("Engaging", Level::Turn) => Criterion::Engagingness,
+        ("Understandable", Level::Turn) => Criterion::Understandable,
         ("Overall", _) => Criterion::Overall,
         _ => return None,
     })
@@ -90,7 +99,7 @@ fn read_fed(path: &Path) -> Result<Fed> {
                     other => Err(doc.err(&format!("{sat}[{k}]"), format!("expected a number or \"N/A ...\", found {}", kind(other)))),
                 })
                 .collect::<Result<Vec<_>>>()?;
-            ratings.push(Rating { criterion: criterion(quality, turn_level), quality: quality.clone(), scores });
+            ratings.push(Rating { criterion: criterion(quality, if turn_level { Level::Turn } else { Level::Dialogue }), quality: quality.clone(), scores });
         }
         let item = DialogueItem {
             id: format!("fed-{i}"),

@@ -26,12 +26,12 @@
 //! ```
 //! # #[cfg(feature = "metrics")] {
 //! use dialeval::metrics::text::bleu::{Bleu, BleuConfig};
-//! use dialeval::metrics::text::rouge::Rouge;
+//! use dialeval::metrics::text::rouge::{Rouge, Stemming};
 //!
 //! let bleu = Bleu::new(BleuConfig::sentence())?;
 //! let refs = ["i have two cats at home", "yes , two cats"];
 //! let b = bleu.sentence("i have two cats", &refs)?.score;
-//! let r = Rouge::new(true).score_multi(&refs, "i have two cats")?.rouge_l.fmeasure;
+//! let r = Rouge::new(Stemming::Porter).score_multi("i have two cats", &refs)?.rouge_l.fmeasure;
 //! assert!(b > 0.0 && r > 0.5);
 //! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -136,7 +136,8 @@ fn check_rows(items: &[DialogueItem], table: &ScoreTable) -> Result<()> {
 
 /// `report.md`: counts, links to the other files and plots, how each family went (time, cache,
 /// notes), what was skipped and why, and the summary table.
-pub fn report_markdown(items: usize, table: &ScoreTable, analysis: &Analysis, runs: &[FamilyRun], plots: bool) -> String {
+pub fn report_markdown(items: usize, table: &ScoreTable, analysis: &Analysis, runs: &[FamilyRun], written: &Written) -> String {
+    let plots = written.plots;
     let names: Vec<&str> = analysis.qualities.iter().map(Quality::name).collect();
     let mut report = format!("# Evaluation report\n\n{items} items; {} metrics; human ratings: {}.\n\n", table.columns().len(), if names.is_empty() { "none".to_owned() } else { names.join(", ") });
     report.push_str("- scores per item: [scores.jsonl](scores.jsonl), [scores.csv](scores.csv)\n- correlations: [correlations.md](correlations.md), [correlations.json](correlations.json)\n");
@@ -207,6 +208,7 @@ pub fn write_all(dir: &Path, items: &[DialogueItem], table: &ScoreTable, human: 
     };
     #[cfg(not(feature = "plots"))]
     let plots = false;
-    write_atomic(&dir.join("report.md"), &report_markdown(items.len(), table, analysis, runs, plots))?;
-    Ok(Written { plots })
+    let written = Written { plots };
+    write_atomic(&dir.join("report.md"), &report_markdown(items.len(), table, analysis, runs, &written))?;
+    Ok(written)
 }

@@ -53,7 +53,7 @@ pub enum Error {
         /// What is wrong.
         problem: String,
     },
-    /// A score outside the scale (when clamping is off).
+    /// A score outside the scale (with `OffScale::Reject`).
     #[error("score {value} is outside the scale {min}-{max}")]
     OutOfScale {
         /// The parsed score.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::client::{ChatClient, ChatRequest, ChatResponse, Message};
 use crate::error::{Error, Result};
 use crate::prompt::{Prompt, PromptInput, Scale, Templates, Truncation, Variant};
-use crate::score::{Method, Outcome, logprob_score, parse_score};
+use crate::score::{Method, OffScale, Outcome, logprob_score, parse_score};
 
 /// How answers become scores.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -41,8 +41,8 @@ pub struct JudgeConfig {
     pub model: String,
     /// Rating scale.
     pub scale: Scale,
-    /// Clamp out-of-scale numbers instead of reporting an error.
-    pub clamp: bool,
+    /// What an out-of-scale number in an answer becomes.
+    pub off_scale: OffScale,
     /// Prompt length budget in characters.
     pub budget_chars: usize,
     /// Completion length limit.
@@ -51,7 +51,7 @@ pub struct JudgeConfig {
 
 impl Default for JudgeConfig {
     fn default() -> Self {
-        Self { model: "smollm2-135m".into(), scale: Scale::default(), clamp: false, budget_chars: 12_000, max_tokens: 24 }
+        Self { model: "smollm2-135m".into(), scale: Scale::default(), off_scale: OffScale::Reject, budget_chars: 12_000, max_tokens: 24 }
     }
 }
 
@@ -125,7 +125,7 @@ impl<C: ChatClient> Judge<C> {
     }
 
     fn parsed(&self, text: &str, criterion: Criterion, method: Method) -> Result<Outcome> {
-        Ok(match parse_score(text, criterion, self.config.scale, self.config.clamp)? {
+        Ok(match parse_score(text, criterion, self.config.scale, self.config.off_scale)? {
             Some(value) => Outcome::Scored { value, method },
             None => Outcome::Unscorable { raw: text.to_owned(), reason: "no score in any documented form (JSON, `Criterion: n`, `Score: n`, `n/max`, bare number)".into() },
         })
@@ -134,7 +134,7 @@ impl<C: ChatClient> Judge<C> {
     /// Judges one item on one criterion (for [`Variant::Multi`], use [`Judge::judge_all`]).
     ///
     /// # Errors
-    /// Prompt, transport or protocol errors, and out-of-scale scores when clamping is off.
+    /// Prompt, transport or protocol errors, and out-of-scale scores with [`OffScale::Reject`].
     pub fn judge(&self, input: &PromptInput, criterion: Criterion, variant: Variant, scoring: Scoring) -> Result<Judgement> {
         if variant == Variant::Multi {
             return Err(Error::Config("the multi variant rates all criteria in one call: use judge_all".into()));
@@ -167,7 +167,7 @@ impl<C: ChatClient> Judge<C> {
                 for k in 0..samples {
                     let r = self.client.complete(&self.request(&prompt, temperature, None, Some(k as u64)))?;
                     calls.push(CallInfo::from(&r));
-                    match parse_score(&r.content, criterion, self.config.scale, self.config.clamp)? {
+                    match parse_score(&r.content, criterion, self.config.scale, self.config.off_scale)? {
                         Some(v) => values.push(v),
                         None => raws.push(r.content),
                     }

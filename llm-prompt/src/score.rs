@@ -121,17 +121,28 @@ fn json_value(v: &Value) -> Option<f64> {
     }
 }
 
+/// What [`parse_score`] does with a number outside the scale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OffScale {
+    /// An error ([`Error::OutOfScale`]): the answer is unscorable.
+    #[default]
+    Reject,
+    /// The nearest end of the scale.
+    Clamp,
+}
+
 /// Reads a score for `criterion` from an answer: a JSON object's `<Criterion>` or `score`
 /// field; then `<Criterion>: 4`, `Score: 4.5`, `4/5` (denominator = the scale maximum), or an
 /// answer that is just a number. `Ok(None)` when none of these forms is present.
 ///
 /// # Errors
-/// [`Error::OutOfScale`] for a number outside the scale when `clamp` is off.
-pub fn parse_score(text: &str, criterion: Criterion, scale: Scale, clamp: bool) -> Result<Option<f64>> {
+/// [`Error::OutOfScale`] for a number outside the scale with [`OffScale::Reject`].
+pub fn parse_score(text: &str, criterion: Criterion, scale: Scale, off_scale: OffScale) -> Result<Option<f64>> {
     let found = find_score(text, criterion, scale);
     match found {
         Some(v) if scale.contains(v) => Ok(Some(v)),
-        Some(v) if clamp => Ok(Some(v.clamp(f64::from(scale.min()), f64::from(scale.max())))),
+        Some(v) if off_scale == OffScale::Clamp => Ok(Some(v.clamp(f64::from(scale.min()), f64::from(scale.max())))),
         Some(v) => Err(Error::OutOfScale { value: v, min: scale.min(), max: scale.max() }),
         None => Ok(None),
     }
@@ -202,7 +213,7 @@ mod tests {
     use super::*;
 
     fn p(text: &str) -> Option<f64> {
-        parse_score(text, Criterion::Coherence, Scale::default(), false).unwrap()
+        parse_score(text, Criterion::Coherence, Scale::default(), OffScale::Reject).unwrap()
     }
 
     #[test]
@@ -221,8 +232,8 @@ mod tests {
 
     #[test]
     fn out_of_scale_is_an_error_unless_clamped() {
-        assert!(matches!(parse_score("Coherence: 9", Criterion::Coherence, Scale::default(), false), Err(Error::OutOfScale { .. })));
-        assert_eq!(parse_score("Coherence: 9", Criterion::Coherence, Scale::default(), true).unwrap(), Some(5.0));
+        assert!(matches!(parse_score("Coherence: 9", Criterion::Coherence, Scale::default(), OffScale::Reject), Err(Error::OutOfScale { .. })));
+        assert_eq!(parse_score("Coherence: 9", Criterion::Coherence, Scale::default(), OffScale::Clamp).unwrap(), Some(5.0));
     }
 
     #[test]

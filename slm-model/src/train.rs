@@ -432,6 +432,15 @@ pub fn train(
     Ok(logs)
 }
 
+/// Whether [`Scorer::score_with`] reads the items' graphs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Graphs {
+    /// The graphs the pairs carry.
+    Use,
+    /// None: every graph withheld, as for items without AMR.
+    Withhold,
+}
+
 /// A trained model loaded once for scoring.
 pub struct Scorer {
     model: Slm,
@@ -463,17 +472,17 @@ impl Scorer {
     /// # Errors
     /// [`Error::EncoderMismatch`], [`Error::MissingVector`], or an unreadable model output.
     pub fn score(&self, pairs: &[TrainingPair], vectors: Option<&dyn SentenceVectors>) -> Result<Vec<f64>> {
-        self.score_with(pairs, vectors, false)
+        self.score_with(pairs, vectors, Graphs::Use)
     }
 
-    /// As [`Scorer::score`], with every graph withheld when `withhold_graphs` (what the model
-    /// gives the same items without AMR).
+    /// As [`Scorer::score`], with every graph withheld under [`Graphs::Withhold`] (what the
+    /// model gives the same items without AMR).
     ///
     /// # Errors
     /// As [`Scorer::score`].
-    pub fn score_with(&self, pairs: &[TrainingPair], vectors: Option<&dyn SentenceVectors>, withhold_graphs: bool) -> Result<Vec<f64>> {
+    pub fn score_with(&self, pairs: &[TrainingPair], vectors: Option<&dyn SentenceVectors>, graphs: Graphs) -> Result<Vec<f64>> {
         let examples = featurize(&self.featurizer, pairs, vectors)?;
-        predict(&self.model, &self.featurizer, &examples, self.mode, withhold_graphs, 64, &self.device)
+        predict(&self.model, &self.featurizer, &examples, self.mode, graphs == Graphs::Withhold, 64, &self.device)
     }
 
     /// The featuriser (vocabularies, the encoder the model expects).

@@ -14,7 +14,7 @@ use dialeval_slm_model::Error;
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
 use dialeval_slm_model::data::{SentenceVectors, context_text};
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
-use dialeval_slm_model::train::{Scorer, TrainConfig, roc_auc, train};
+use dialeval_slm_model::train::{Graphs, Scorer, TrainConfig, roc_auc, train};
 use dialeval_slm_model::vectors::{CachedSentenceVectors, EmbeddingCache};
 
 /// burn's device seed is process-wide: the trainings here run one at a time.
@@ -102,11 +102,11 @@ fn pretrained_head_learns_scores_without_graphs_and_refuses_other_encoders() {
 
     let scorer = Scorer::load(&run, Device::flex()).unwrap();
     let with = scorer.score(&dev_p, Some(&vectors)).unwrap();
-    let without = scorer.score_with(&dev_p, Some(&vectors), true).unwrap();
+    let without = scorer.score_with(&dev_p, Some(&vectors), Graphs::Withhold).unwrap();
     assert_eq!(with.len(), dev_p.len());
     assert!(with.iter().chain(&without).all(|s| (0.0..=1.0).contains(s)));
     assert_ne!(with, without, "withholding the graphs changes the input");
-    assert_eq!(without, scorer.score_with(&dev_p, Some(&vectors), true).unwrap(), "deterministic");
+    assert_eq!(without, scorer.score_with(&dev_p, Some(&vectors), Graphs::Withhold).unwrap(), "deterministic");
     let labels: Vec<u8> = dev_p.iter().map(TrainingPair::label).collect();
     let auc_without = roc_auc(&without, &labels).unwrap();
     assert!(auc_without > 0.6, "trained with graphs withheld, it still ranks without them: AUC {auc_without}");

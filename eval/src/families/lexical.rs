@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use dialeval_datasets::DialogueItem;
 use dialeval_metrics::text::bleu::{Bleu, BleuConfig};
 use dialeval_metrics::text::meteor::{Meteor, MeteorParams};
-use dialeval_metrics::text::rouge::Rouge;
+use dialeval_metrics::text::rouge::{Rouge, Stemming};
 use dialeval_metrics::text::wordnet::WordNet;
 use serde::Serialize;
 
@@ -24,7 +24,7 @@ use crate::table::Column;
 pub struct LexicalFamily {
     bleu: Bleu,
     bleu_config: BleuConfig,
-    rouge_stemmer: bool,
+    rouge_stemming: Stemming,
     meteor: Result<(Meteor, MeteorParams, WordNetIdentity), String>,
 }
 
@@ -69,8 +69,8 @@ impl WordNetIdentity {
 pub struct LexicalSettings {
     /// BLEU's settings.
     pub bleu: BleuConfig,
-    /// Porter stemming in ROUGE.
-    pub rouge_stemmer: bool,
+    /// Stemming in ROUGE.
+    pub rouge_stemming: Stemming,
     /// METEOR's parameters and WordNet, or why METEOR is left out.
     pub meteor: Result<(MeteorParams, WordNetIdentity), String>,
     /// How several references combine: each metric's own rule (BLEU pools n-gram counts over
@@ -103,7 +103,7 @@ impl LexicalFamily {
             Ok((wn, id)) => Ok((Meteor::new(Arc::new(wn), params)?, params, id)),
             Err(why) => Err(why),
         };
-        Ok(Self { bleu: Bleu::new(bleu_config)?, bleu_config, rouge_stemmer: true, meteor })
+        Ok(Self { bleu: Bleu::new(bleu_config)?, bleu_config, rouge_stemming: Stemming::Porter, meteor })
     }
 }
 
@@ -122,7 +122,7 @@ impl MetricFamily for LexicalFamily {
     fn settings(&self) -> LexicalSettings {
         LexicalSettings {
             bleu: self.bleu_config,
-            rouge_stemmer: self.rouge_stemmer,
+            rouge_stemming: self.rouge_stemming,
             meteor: self.meteor.as_ref().map(|(_, p, id)| (*p, id.clone())).map_err(Clone::clone),
             references: "BLEU: pooled n-gram counts; ROUGE-L, METEOR: best reference",
         }
@@ -133,16 +133,16 @@ impl MetricFamily for LexicalFamily {
         if at.is_empty() {
             return Ok(FamilyOutput::Skipped("no item has a response and a reference".into()));
         }
-        let rouge = Rouge::new(self.rouge_stemmer);
+        let rouge = Rouge::new(self.rouge_stemming);
         let done = AtomicUsize::new(0);
         let scored = dialeval_common::par_map(&at, |&i| -> Result<(f64, f64, Option<f64>)> {
             let refs: Vec<&str> = items[i].references.iter().map(String::as_str).collect();
             let hyp = response(&items[i]);
             let meteor = match &self.meteor {
-                Ok((meteor, _, _)) => Some(meteor.score(&refs, hyp)?),
+                Ok((meteor, _, _)) => Some(meteor.score(hyp, &refs)?),
                 Err(_) => None,
             };
-            let row = (self.bleu.sentence(hyp, &refs)?.score, rouge.score_multi(&refs, hyp)?.rouge_l.fmeasure, meteor);
+            let row = (self.bleu.sentence(hyp, &refs)?.score, rouge.score_multi(hyp, &refs)?.rouge_l.fmeasure, meteor);
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, at.len());
             Ok(row)
         });

@@ -58,15 +58,24 @@ pub enum ModelSource {
     Retrain(PathBuf),
 }
 
+/// Whether [`ModelSource::resolve`] may use a shipped checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retrain {
+    /// Train only when no checkpoint is shipped.
+    IfNotShipped,
+    /// Train even when one is (`--retrain`).
+    Always,
+}
+
 impl ModelSource {
-    /// `given` when set; else the shipped `models/<name>` unless `retrain` or it is missing;
-    /// else `out/models/<name>-seed<seed>`.
-    pub fn resolve(given: Option<&Path>, models: &Path, name: &str, retrain: bool, out: &Path, seed: u64) -> Self {
+    /// `given` when set; else the shipped `models/<name>` unless [`Retrain::Always`] or it is
+    /// missing; else `out/models/<name>-seed<seed>`.
+    pub fn resolve(given: Option<&Path>, models: &Path, name: &str, retrain: Retrain, out: &Path, seed: u64) -> Self {
         if let Some(dir) = given {
             return Self::Given(dir.to_owned());
         }
         let bundled = models.join(name);
-        if !retrain && bundled.join(dialeval_slm_model::bundle::MANIFEST).is_file() {
+        if retrain == Retrain::IfNotShipped && bundled.join(dialeval_slm_model::bundle::MANIFEST).is_file() {
             return Self::Bundled(bundled);
         }
         Self::Retrain(out.join(format!("models/{name}-seed{seed}")))

@@ -14,7 +14,7 @@ pub mod inputs;
 pub mod recipes;
 pub mod vectors;
 
-pub use checkpoint::{CheckpointIdentity, ModelSource};
+pub use checkpoint::{CheckpointIdentity, ModelSource, Retrain};
 pub use inputs::{fill_pair_texts, score_items, score_slm_pairs, slm_pair};
 pub use recipes::{DdppSlmPairs, RetrainData, ddpp_slm_pairs, mix_triples, positives_triples, random_negative_triples, sampled_triples, split_contexts};
 pub use vectors::{SharedCache, default_cache_dir, encoder_cache};

@@ -60,18 +60,19 @@ impl Meteor {
         Ok(Self { wordnet, params, synonyms: Arc::default() })
     }
 
-    /// nltk's `meteor_score(references, hypothesis)` on pre-tokenised input (each token is
+    /// nltk's `meteor_score(references, hypothesis)` (hypothesis first here, as every metric of
+    /// this crate) on pre-tokenised input (each token is
     /// lowercased first, as nltk's default `preprocess=str.lower`).
     ///
     /// # Errors
     /// [`Error::Empty`] without references; [`Error::WordNet`] for a corrupt database.
-    pub fn score_tokens<S: AsRef<str>>(&self, references: &[Vec<S>], hypothesis: &[S]) -> Result<f64> {
+    pub fn score_tokens<S: AsRef<str>>(&self, hypothesis: &[S], references: &[Vec<S>]) -> Result<f64> {
         if references.is_empty() {
             return Err(Error::Empty("METEOR needs at least one reference"));
         }
         let mut best = f64::NEG_INFINITY;
         for reference in references {
-            best = best.max(self.single(reference, hypothesis)?);
+            best = best.max(self.single(hypothesis, reference)?);
         }
         Ok(best)
     }
@@ -80,13 +81,13 @@ impl Meteor {
     ///
     /// # Errors
     /// As [`Meteor::score_tokens`].
-    pub fn score(&self, references: &[&str], hypothesis: &str) -> Result<f64> {
+    pub fn score(&self, hypothesis: &str, references: &[&str]) -> Result<f64> {
         let tokens = |s: &str| py_split(&s.to_lowercase()).map(str::to_owned).collect::<Vec<_>>();
         let refs: Vec<Vec<String>> = references.iter().map(|r| tokens(r)).collect();
-        self.score_tokens(&refs, &tokens(hypothesis))
+        self.score_tokens(&tokens(hypothesis), &refs)
     }
 
-    fn single<S: AsRef<str>>(&self, reference: &[S], hypothesis: &[S]) -> Result<f64> {
+    fn single<S: AsRef<str>>(&self, hypothesis: &[S], reference: &[S]) -> Result<f64> {
         let hyp: Enum = hypothesis.iter().map(|w| w.as_ref().to_lowercase()).enumerate().collect();
         let refs: Enum = reference.iter().map(|w| w.as_ref().to_lowercase()).enumerate().collect();
         let (translation_length, reference_length) = (hyp.len(), refs.len());

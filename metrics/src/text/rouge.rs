@@ -70,28 +70,44 @@ impl RougeScores {
 /// # Examples
 /// ```
 /// use dialeval_metrics::text::rouge::Rouge;
-/// let s = Rouge::new(false).score("the cat sat on the mat", "the cat was on the mat");
+/// use dialeval_metrics::text::rouge::Stemming;
+/// let s = Rouge::new(Stemming::None).score("the cat was on the mat", "the cat sat on the mat");
 /// assert!((s.rouge1.fmeasure - 5.0 / 6.0).abs() < 1e-12);
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Rouge {
-    stem: bool,
+    stemming: Stemming,
+}
+
+/// Whether ROUGE stems its tokens (rouge-score's `use_stemmer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stemming {
+    /// Tokens as they are (`use_stemmer=False`).
+    #[default]
+    None,
+    /// nltk's Porter stemmer on every token (`use_stemmer=True`).
+    Porter,
 }
 
 impl Rouge {
-    /// A scorer, with nltk's Porter stemmer when `use_stemmer`.
-    pub fn new(use_stemmer: bool) -> Self {
-        Self { stem: use_stemmer }
+    /// A scorer with the given stemming.
+    pub fn new(stemming: Stemming) -> Self {
+        Self { stemming }
     }
 
     /// Tokens as rouge-score sees them.
     pub fn tokens(&self, text: &str) -> Vec<String> {
-        if self.stem { tokenize_rouge(text, Some(&|w: &str| porter::stem(w))) } else { tokenize_rouge(text, None) }
+        match self.stemming {
+            Stemming::Porter => tokenize_rouge(text, Some(&|w: &str| porter::stem(w))),
+            Stemming::None => tokenize_rouge(text, None),
+        }
     }
 
-    /// Scores `hypothesis` against one `reference` (rouge-score's `score(target, prediction)`).
-    pub fn score(&self, reference: &str, hypothesis: &str) -> RougeScores {
-        score_tokens(&self.tokens(reference), &self.tokens(hypothesis))
+    /// Scores `hypothesis` against one `reference` (rouge-score's `score(target, prediction)`:
+    /// note the reverse order there). Hypothesis first, as every metric of this crate.
+    pub fn score(&self, hypothesis: &str, reference: &str) -> RougeScores {
+        score_tokens(&self.tokens(hypothesis), &self.tokens(reference))
     }
 
     /// Scores against several references, keeping per variant the reference with the highest
@@ -99,12 +115,12 @@ impl Rouge {
     ///
     /// # Errors
     /// [`Error::Empty`] when `references` is empty.
-    pub fn score_multi(&self, references: &[&str], hypothesis: &str) -> Result<RougeScores> {
+    pub fn score_multi(&self, hypothesis: &str, references: &[&str]) -> Result<RougeScores> {
         if references.is_empty() {
             return Err(Error::Empty("ROUGE needs at least one reference"));
         }
         let hyp = self.tokens(hypothesis);
-        let all: Vec<RougeScores> = references.iter().map(|r| score_tokens(&self.tokens(r), &hyp)).collect();
+        let all: Vec<RougeScores> = references.iter().map(|r| score_tokens(&hyp, &self.tokens(r))).collect();
         let best = |f: fn(&RougeScores) -> PrfScore| {
             let mut best = f(&all[0]);
             for s in &all[1..] {
@@ -118,15 +134,15 @@ impl Rouge {
     }
 }
 
-/// All three variants from token lists.
-pub fn score_tokens(reference: &[String], hypothesis: &[String]) -> RougeScores {
+/// All three variants from token lists (hypothesis first).
+pub fn score_tokens(hypothesis: &[String], reference: &[String]) -> RougeScores {
     let mut ids = TokenIds::default();
-    let (reference, hypothesis) = (ids.map(reference), ids.map(hypothesis));
-    RougeScores { rouge1: rouge_n(&reference, &hypothesis, 1), rouge2: rouge_n(&reference, &hypothesis, 2), rouge_l: rouge_l(&reference, &hypothesis) }
+    let (hypothesis, reference) = (ids.map(hypothesis), ids.map(reference));
+    RougeScores { rouge1: rouge_n(&hypothesis, &reference, 1), rouge2: rouge_n(&hypothesis, &reference, 2), rouge_l: rouge_l(&hypothesis, &reference) }
 }
 
 /// ROUGE-N: clipped n-gram overlap, over tokens or token ids.
-pub fn rouge_n<T: std::hash::Hash + Eq>(reference: &[T], hypothesis: &[T], n: usize) -> PrfScore {
+pub fn rouge_n<T: std::hash::Hash + Eq>(hypothesis: &[T], reference: &[T], n: usize) -> PrfScore {
     let (r, h) = (NgramCounts::new(reference, n), NgramCounts::new(hypothesis, n));
     let overlap = f64::from(r.overlap(&h));
     PrfScore::new(overlap / f64::from(h.total().max(1)), overlap / f64::from(r.total().max(1)))
@@ -136,7 +152,7 @@ pub fn rouge_n<T: std::hash::Hash + Eq>(reference: &[T], hypothesis: &[T], n: us
 ///
 /// # Complexity
 /// O(|reference| · |hypothesis|) time, O(|hypothesis|) memory.
-pub fn rouge_l<T: Eq>(reference: &[T], hypothesis: &[T]) -> PrfScore {
+pub fn rouge_l<T: Eq>(hypothesis: &[T], reference: &[T]) -> PrfScore {
     if reference.is_empty() || hypothesis.is_empty() {
         return PrfScore::default();
     }
@@ -162,16 +178,17 @@ mod tests {
 
     #[test]
     fn empty_texts_score_zero() {
-        let s = Rouge::new(false).score("", "something");
+        let s = Rouge::new(Stemming::None).score("something", "");
         assert_eq!(s.rouge_l, PrfScore::default());
         assert_eq!(s.rouge1.fmeasure, 0.0);
     }
 
     #[test]
     fn multi_reference_takes_best_f() {
-        let r = Rouge::new(false);
-        let s = r.score_multi(&["x y z", "the cat"], "the cat sat").unwrap_or_else(|e| panic!("{e}"));
+        let r = Rouge::new(Stemming::None);
+        let s = r.score_multi("the cat sat", &["x y z", "the cat"]).unwrap_or_else(|e| panic!("{e}"));
         assert!((s.rouge1.recall - 1.0).abs() < 1e-15);
-        assert!(r.score_multi(&[], "a").is_err());
+        assert!((s.rouge1.precision - 2.0 / 3.0).abs() < 1e-15, "hypothesis first: precision over its 3 tokens");
+        assert!(r.score_multi("a", &[]).is_err());
     }
 }
