@@ -314,11 +314,11 @@ impl Pass for Anonymize {
             }
             if self.numbers {
                 for e in &mut n.edges {
-                    if let Target::Atom(a) = &mut e.target {
-                        if is_number(bare(a)) {
-                            let entry = Placeholder { kind: PlaceholderKind::Number, surface: bare(a).to_owned(), original: a.clone(), removed: Vec::new() };
-                            *a = placeholders.add("num", entry);
-                        }
+                    if let Target::Atom(a) = &mut e.target
+                        && is_number(bare(a))
+                    {
+                        let entry = Placeholder { kind: PlaceholderKind::Number, surface: bare(a).to_owned(), original: a.clone(), removed: Vec::new() };
+                        *a = placeholders.add("num", entry);
                     }
                 }
             }

@@ -29,7 +29,7 @@ Answer with the graph only: no explanation, no code fences.";
 /// The Little Prince gold graphs the examples are chosen from: the first 40 sentences of the ISI
 /// AMR Bank v3.0 (`data/amr/little-prince-v3.0-first40.amr.txt`, ids lpp_1943.1–40), none of
 /// which is in the Little Prince test split (lpp_1943.146–288) the parser is measured on.
-const EXAMPLES: &str = include_str!("../../data/amr/little-prince-v3.0-first40.amr.txt");
+const EXAMPLES: &str = include_str!("../data/little-prince-v3.0-first40.amr.txt");
 
 /// Settings of [`LlmAmrParser`].
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

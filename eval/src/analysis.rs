@@ -390,10 +390,10 @@ impl Analysis {
                     Err(e @ (dialeval_metrics::Error::TooFewObservations { .. } | dialeval_metrics::Error::Config(_))) => (None, None, Some(e.to_string())),
                     Err(e) => return Err(e.into()),
                 };
-                if p.is_some_and(|p| p < 0.05) {
-                    if let Some(cell) = metrics[m].cells[c].as_mut() {
-                        cell.worse_than_best = true;
-                    }
+                if p.is_some_and(|p| p < 0.05)
+                    && let Some(cell) = metrics[m].cells[c].as_mut()
+                {
+                    cell.worse_than_best = true;
                 }
                 williams_vs_best.push(WilliamsRow { quality: quality.clone(), best: metrics[b].metric.clone(), metric: metrics[m].metric.clone(), n: common.len(), t, pvalue_one_sided: p, undefined });
             }

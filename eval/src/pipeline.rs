@@ -213,10 +213,10 @@ impl Pipeline {
                     for c in &scores.columns {
                         table.push(c.clone())?;
                     }
-                    if scores.complete {
-                        if let Some(cache) = &self.cache {
-                            cache.store(name, version, &key, &settings, &scores.columns, &scores.notes)?;
-                        }
+                    if scores.complete
+                        && let Some(cache) = &self.cache
+                    {
+                        cache.store(name, version, &key, &settings, &scores.columns, &scores.notes)?;
                     }
                     observe(Event::Finished { family: name, seconds });
                     let status = FamilyStatus::Computed { metrics: scores.columns.len(), cached_for_next_run: scores.complete && self.cache.is_some() };

@@ -173,12 +173,11 @@ fn find_score(text: &str, criterion: Criterion, scale: Scale) -> Option<f64> {
     for (i, _) in lower.match_indices('/') {
         let before = lower[..i].trim_end();
         let digits = before.len() - before.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.').len();
-        if digits > 0 {
-            if let (Ok(v), Some((den, _))) = (before[before.len() - digits..].parse::<f64>(), number_at(&lower[i + 1..])) {
-                if (den - f64::from(scale.max())).abs() < 1e-9 {
-                    return Some(v);
-                }
-            }
+        if digits > 0
+            && let (Ok(v), Some((den, _))) = (before[before.len() - digits..].parse::<f64>(), number_at(&lower[i + 1..]))
+            && (den - f64::from(scale.max())).abs() < 1e-9
+        {
+            return Some(v);
         }
     }
     let bare = text.trim().trim_end_matches('.');

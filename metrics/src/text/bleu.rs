@@ -124,10 +124,10 @@ impl Bleu {
         if config.max_order == 0 {
             return Err(Error::Config("BLEU max_order must be at least 1".into()));
         }
-        if let Smoothing::Floor(v) | Smoothing::AddK(v) = config.smoothing {
-            if v.is_nan() || v < 0.0 {
-                return Err(Error::Config(format!("BLEU smoothing value must be non-negative, got {v}")));
-            }
+        if let Smoothing::Floor(v) | Smoothing::AddK(v) = config.smoothing
+            && (v.is_nan() || v < 0.0)
+        {
+            return Err(Error::Config(format!("BLEU smoothing value must be non-negative, got {v}")));
         }
         Ok(Self { config })
     }
@@ -231,11 +231,11 @@ impl Bleu {
         let mut smooth_mteval = 1.0;
         let mut eff_order = max;
         for n in 1..=max {
-            if let Smoothing::AddK(k) = self.config.smoothing {
-                if n > 1 {
-                    counts[n - 1] += k;
-                    totals[n - 1] += k;
-                }
+            if let Smoothing::AddK(k) = self.config.smoothing
+                && n > 1
+            {
+                counts[n - 1] += k;
+                totals[n - 1] += k;
             }
             if totals[n - 1] == 0.0 {
                 break;

@@ -131,10 +131,10 @@ impl Meteor {
             let syns = self.synonyms_of(&hyp[i].1)?;
             let mut best: Option<(usize, &str)> = None;
             for syn in syns.iter() {
-                if let Some(&last) = positions.get(syn.as_str()).and_then(|p| p.last()) {
-                    if best.is_none_or(|(j, _)| last > j) {
-                        best = Some((last, syn.as_str()));
-                    }
+                if let Some(&last) = positions.get(syn.as_str()).and_then(|p| p.last())
+                    && best.is_none_or(|(j, _)| last > j)
+                {
+                    best = Some((last, syn.as_str()));
                 }
             }
             if let Some((j, word)) = best {

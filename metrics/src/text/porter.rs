@@ -202,10 +202,10 @@ fn step1b(w: &mut Vec<char>) {
         }
     }
     if ends_double_consonant(w) {
-        if let Some(&last) = w.last() {
-            if !matches!(last, 'l' | 's' | 'z') {
-                w.pop();
-            }
+        if let Some(&last) = w.last()
+            && !matches!(last, 'l' | 's' | 'z')
+        {
+            w.pop();
         }
         return;
     }

@@ -255,10 +255,10 @@ impl WordNet {
 
 /// `re.match(r"(.*?)(\(.*\))?$", name).group(1)`: drops a trailing parenthesised marker.
 fn strip_marker(name: &str) -> &str {
-    if name.ends_with(')') {
-        if let Some(open) = name.find('(') {
-            return &name[..open];
-        }
+    if name.ends_with(')')
+        && let Some(open) = name.find('(')
+    {
+        return &name[..open];
     }
     name
 }
