@@ -182,7 +182,7 @@ fn the_length_baseline_on_usr_personachat_correlates_perfectly_with_length() {
 /// Every family states the version of its computation (a required trait method), each its own,
 /// and the version is part of the cache key: the families that need no model are listed here;
 /// BERT-RUBER, the SLM and the LLM judge (which need checkpoints or an endpoint) state theirs
-/// the same way (`bert_ruber/2`, `slm/2`, `llm/1`).
+/// the same way (`bert_ruber/2`, `slm/2`, `llm/2`).
 #[test]
 fn every_family_has_a_version_in_its_cache_key() {
     let embedder = Arc::new(dialeval_eval::families::MemoEmbedder::new(common::WordHash, "word-hash"));

@@ -62,9 +62,9 @@ impl<C: ChatClient> MetricFamily for LlmFamily<C> {
         "llm"
     }
 
-    /// 1: the first versioned computation.
+    /// 2: the notes name the unscorable answers (cached with the scores).
     fn version(&self) -> &'static str {
-        "llm/1"
+        "llm/2"
     }
 
     fn settings(&self) -> LlmSettings {
@@ -75,13 +75,13 @@ impl<C: ChatClient> MetricFamily for LlmFamily<C> {
         let inputs: Vec<PromptInput> = items.iter().map(prompt_input).collect();
         let results = self.judge.judge_batch(&inputs, &CRITERIA, self.settings.variant, self.settings.scoring, progress);
         let mut cells: Vec<Vec<Option<f64>>> = vec![vec![None; items.len()]; CRITERIA.len()];
-        let (mut failed, mut unscorable) = (Vec::new(), 0_usize);
+        let (mut failed, mut unscorable) = (Vec::new(), Vec::new());
         for (i, row) in results.into_iter().enumerate() {
             for r in row {
                 match r {
                     Ok(j) => match (CRITERIA.iter().position(|&c| c == j.criterion), j.outcome.value()) {
                         (Some(k), Some(score)) => cells[k][i] = Some(score),
-                        _ => unscorable += 1,
+                        _ => unscorable.push(format!("{} ({})", items[i].id, j.criterion)),
                     },
                     Err(e) => failed.push(format!("{}: {e}", items[i].id)),
                 }
@@ -89,8 +89,8 @@ impl<C: ChatClient> MetricFamily for LlmFamily<C> {
         }
         let columns = CRITERIA.iter().zip(cells).map(|(c, v)| Column::new(format!("LLM-{}", c.name()).as_str(), v)).collect();
         let mut scores = FamilyScores::new(columns);
-        if unscorable > 0 {
-            scores.notes.push(format!("{unscorable} answers had no readable score; their cells are empty"));
+        if !unscorable.is_empty() {
+            scores.notes.push(format!("{} answers had no readable score; their cells are empty: {}", unscorable.len(), crate::family::named_list(&unscorable, 10, ", ")));
         }
         if !failed.is_empty() {
             scores.complete = false;
