@@ -24,7 +24,7 @@ use dialeval_datasets::amr::AmrIndex;
 use dialeval_eval::MetricFamily;
 use dialeval_eval::families::llm::prompt_input;
 use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LengthFamily, LexicalFamily, MemoEmbedder, SlmFamily, SmatchFamily};
-use dialeval_eval::models::{CheckpointIdentity, SharedCache, cpu, default_cache_dir};
+use dialeval_eval::models::{CheckpointIdentity, SharedCache, default_cache_dir};
 use dialeval_llm_prompt::prompt::{Scale, Templates, Variant};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
 use dialeval_slm_model::ruber::RuberScorer;
@@ -72,7 +72,7 @@ fn bench_families(c: &mut Criterion) {
     g.bench_function("lexical", |b| b.iter(|| compute(&lexical, &items)));
     let smatch = SmatchFamily::new(&amr, &files, SmatchConfig::default()).unwrap();
     g.bench_function("smatch", |b| b.iter(|| compute(&smatch, &items)));
-    match PretrainedEncoder::load(&default_model_dir(), &cpu()) {
+    match PretrainedEncoder::load(&default_model_dir(), &burn::prelude::Device::flex()) {
         Ok(encoder) => {
             let encoder = Arc::new(encoder);
             let memo = Arc::new(MemoEmbedder::new(Arc::clone(&encoder), encoder.fingerprint()));
@@ -82,7 +82,7 @@ fn bench_families(c: &mut Criterion) {
             g.bench_function("embedding", |b| b.iter(|| compute(&embedding, &items)));
             let models = root().join("models");
             let ruber = BertRuberFamily::new(
-                RuberScorer::load(&models.join("bert-ruber"), cpu()).unwrap(),
+                RuberScorer::load(&models.join("bert-ruber"), burn::prelude::Device::flex()).unwrap(),
                 CheckpointIdentity::of(&models.join("bert-ruber")).unwrap(),
                 Arc::clone(&encoder),
                 memo,
@@ -90,7 +90,7 @@ fn bench_families(c: &mut Criterion) {
             );
             compute(&ruber, &items);
             g.bench_function("bert_ruber", |b| b.iter(|| compute(&ruber, &items)));
-            let slm = SlmFamily::new(Scorer::load(&models.join("slm"), cpu()).unwrap(), CheckpointIdentity::of(&models.join("slm")).unwrap(), Some((encoder, cache)));
+            let slm = SlmFamily::new(Scorer::load(&models.join("slm"), burn::prelude::Device::flex()).unwrap(), CheckpointIdentity::of(&models.join("slm")).unwrap(), Some((encoder, cache)));
             compute(&slm, &items);
             g.bench_function("slm", |b| b.iter(|| compute(&slm, &items)));
         }

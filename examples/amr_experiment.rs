@@ -20,11 +20,10 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use burn::prelude::Device;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::pairs::{PairKind, TrainingPair};
-use dialeval_eval::models::{ddpp_slm_pairs, slm_pair, split_contexts};
+use dialeval_eval::models::{Compute, ddpp_slm_pairs, slm_pair, split_contexts};
 use dialeval_eval::plot::heatmap;
 use dialeval_examples::{Progress, human_criteria};
 use dialeval_metrics::correlation::CorrelationKind;
@@ -39,6 +38,9 @@ struct Args {
     /// Runs, tables and plots.
     #[arg(long)]
     out: PathBuf,
+    /// Where the models run: cpu, wgpu (the default adapter) or wgpu:N (the N-th discrete GPU; needs the `wgpu` feature).
+    #[arg(long, default_value = "cpu")]
+    device: Compute,
     /// Seeds, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "0,1,2")]
     seeds: Vec<u64>,
@@ -108,11 +110,11 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         for &mode in modes {
             let dir = out.join(format!("{}-seed{seed}", serde_json::to_value(mode)?.as_str().unwrap_or("mode")));
             let bar = Progress::new(&format!("{mode:?} seed {seed}"));
-            let logs = train(&train_p, &dev_p, &TrainConfig { mode, epochs, seed, ..TrainConfig::default() }, &dir, None, &|e, s, n| bar.update_epoch(e, s, n))?;
+            let logs = train(&train_p, &dev_p, &TrainConfig { mode, epochs, seed, compute: args.device, ..TrainConfig::default() }, &dir, None, &|e, s, n| bar.update_epoch(e, s, n))?;
             bar.finish();
             let log_text = std::fs::read_to_string(dir.join("log.jsonl"))?;
             let seconds: Vec<f64> = log_text.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()?.get("seconds")?.as_f64()).collect();
-            let scorer = Scorer::load(&dir, Device::flex())?;
+            let scorer = Scorer::load(&dir, args.device.device()?)?;
             let test_scores = scorer.score(&test_pairs, None)?;
             // The rest of the test set has no graphs: a graph-only model scores it blind.
             let rest_scores = if mode == Mode::GraphOnly { Vec::new() } else { scorer.score(&rest_pairs, None)? };

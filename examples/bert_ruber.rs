@@ -29,9 +29,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use burn::prelude::Device;
 use dialeval_eval::families::{BertRuberFamily, MemoEmbedder};
-use dialeval_eval::models::{CheckpointIdentity, SharedCache, default_cache_dir, mix_triples, positives_triples};
+use dialeval_eval::models::{CheckpointIdentity, Compute, SharedCache, default_cache_dir, mix_triples, positives_triples};
 use dialeval_eval::write::summary_markdown;
 use dialeval_eval::{Evaluation, Event};
 use dialeval_examples::YesNo;
@@ -51,6 +50,9 @@ struct Args {
     /// The shared data folder.
     #[arg(long, global = true, default_value = "../shared")]
     shared: PathBuf,
+    /// Where the models run: cpu, wgpu (the default adapter) or wgpu:N (the N-th discrete GPU; needs the `wgpu` feature).
+    #[arg(long, global = true, default_value = "cpu")]
+    device: Compute,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -126,7 +128,7 @@ fn main() -> ExitCode {
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let shared = &args.shared;
-    let device = Device::flex();
+    let device = args.device.device()?;
     let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &device)?;
     match &args.command {
         Command::Train(t) => {
@@ -139,6 +141,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 lr: t.lr,
                 seed: t.seed,
                 query_turns: t.query_turns,
+                compute: args.device,
                 ..RuberConfig::default()
             };
             let out = &t.out;
@@ -171,7 +174,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 let texts: Vec<&str> = queries.iter().map(String::as_str).chain(test_pairs.iter().map(|p| p.response.as_str())).collect();
                 cache.fill(&encoder, &texts, &|_, _| {})?;
                 let pairs: Vec<(&str, &str)> = queries.iter().map(String::as_str).zip(test_pairs.iter().map(|p| p.response.as_str())).collect();
-                let scores = RuberScorer::load(out, Device::flex())?.score(&cache, &pairs)?;
+                let scores = RuberScorer::load(out, device.clone())?.score(&cache, &pairs)?;
                 let auc = |kind| dialeval_slm_model::train::auc_against(&test_pairs, &scores, kind).ok();
                 let labels: Vec<u8> = test_pairs.iter().map(dialeval_datasets::pairs::TrainingPair::label).collect();
                 use dialeval_datasets::pairs::PairKind;

@@ -22,11 +22,13 @@ use dialeval_common::MultiRef;
 use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LengthFamily, LexicalFamily, LlmFamily, MemoEmbedder, SlmFamily, SmatchFamily};
-use dialeval_eval::models::{CheckpointIdentity, ModelSource, Retrain, RetrainData, SharedCache, cpu, default_cache_dir};
+use dialeval_eval::models::{CheckpointIdentity, Compute, ModelSource, Retrain, RetrainData, SharedCache, default_cache_dir};
 use dialeval_eval::{Evaluation, Event, FamilyCache, Pipeline};
 use dialeval_examples::Progress;
 use dialeval_llm_prompt::prompt::{Templates, Variant};
 use dialeval_llm_prompt::{CachedClient, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
+use dialeval_metrics::inference::BootstrapConfig;
+use dialeval_metrics::report::ReportConfig;
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
 use dialeval_slm_model::ruber::RuberScorer;
 use dialeval_slm_model::train::Scorer;
@@ -111,6 +113,12 @@ struct Args {
     /// Seed of retraining.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Bootstrap resamples for the Spearman and Kendall intervals (0: no intervals).
+    #[arg(long, default_value_t = 1000)]
+    bootstrap: usize,
+    /// Where the models run: cpu, wgpu (the default adapter) or wgpu:N (the N-th discrete GPU; needs the `wgpu` feature).
+    #[arg(long, default_value = "cpu")]
+    device: Compute,
     /// Train the learned scorers afresh on the bundled DailyDialog++ dev data instead of using the shipped checkpoints.
     #[arg(long)]
     retrain: bool,
@@ -146,11 +154,12 @@ fn run(args: Args) -> AnyResult<()> {
     let coverage = amr.attach(&mut items);
     eprintln!("evaluate: {} items of {:?}; AMR for {} of {} utterances", items.len(), args.corpus, coverage.with_amr, coverage.turns);
     let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&args.out.join("metrics"))?);
-    let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &cpu()).map(Arc::new);
+    let device = args.device.device()?;
+    let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &device).map(Arc::new);
     let memo = encoder.as_ref().ok().map(|e| Arc::new(MemoEmbedder::new(Arc::clone(e), e.fingerprint())));
     let cache = encoder.as_ref().ok().map(|e| Arc::new(SharedCache::new(e, &default_cache_dir())));
     let no_encoder = || encoder.as_ref().err().map_or_else(String::new, |e| format!("no sentence encoder: {e} (run scripts/fetch_minilm.sh)"));
-    let retrain = RetrainData { data: args.data.clone(), seed: args.seed };
+    let retrain = RetrainData { data: args.data.clone(), seed: args.seed, compute: args.device };
     let retrain_rule = if args.retrain { Retrain::Always } else { Retrain::IfNotShipped };
     for family in Family::value_variants() {
         let name = family.to_possible_value().map_or_else(String::new, |v| v.get_name().to_owned());
@@ -187,7 +196,7 @@ fn run(args: Args) -> AnyResult<()> {
                     cache.with(|c| retrain.train_ruber(enc, c, source.dir(), &|e, s, n| bar.update_epoch(e, s, n)))?;
                     bar.finish();
                 }
-                let scorer = RuberScorer::load(source.dir(), cpu())?;
+                let scorer = RuberScorer::load(source.dir(), device.clone())?;
                 pipeline.add(BertRuberFamily::new(scorer, CheckpointIdentity::of(source.dir())?, Arc::clone(enc), Arc::clone(memo), Arc::clone(cache)).with_references(args.references));
             }
             (Family::Slm, ..) => {
@@ -198,7 +207,7 @@ fn run(args: Args) -> AnyResult<()> {
                     retrain.train_slm(source.dir(), &|e, s, n| bar.update_epoch(e, s, n))?;
                     bar.finish();
                 }
-                let scorer = Scorer::load(source.dir(), cpu())?;
+                let scorer = Scorer::load(source.dir(), device.clone())?;
                 let text_side = match (&encoder, &cache) {
                     (Ok(e), Some(c)) => Some((Arc::clone(e), Arc::clone(c))),
                     // This model reads sentence vectors: without the encoder it cannot score.
@@ -216,7 +225,10 @@ fn run(args: Args) -> AnyResult<()> {
         }
     }
     let bar = std::sync::Mutex::new(None::<Progress>);
-    let done = Evaluation::with_pipeline(&items, pipeline).observe(|event| report(event, &bar)).run()?;
+    let mut config = ReportConfig::default();
+    config.bootstrap = config.bootstrap.filter(|_| args.bootstrap > 0).map(|b| BootstrapConfig { resamples: args.bootstrap, ..b });
+    let done = Evaluation::with_pipeline(&items, pipeline).analysis(config).observe(|event| report(event, &bar)).run()?;
+    eprintln!("evaluate: writing the report …");
     done.write(&args.out)?;
     println!("{}", dialeval_eval::write::summary_markdown(&done.analysis));
     for r in &done.runs {
@@ -242,6 +254,14 @@ fn report(event: Event<'_>, bar: &std::sync::Mutex<Option<Progress>>) {
         }
         Event::Skipped { family, reason } => eprintln!("evaluate: {family}: skipped ({reason})"),
         Event::Note { family, text } => eprintln!("evaluate: {family}: {text}"),
+        Event::Analysis { done, total } => {
+            let analysis = bar.get_or_insert_with(|| Progress::new("analysis"));
+            analysis.update(done, total);
+            if done == total {
+                analysis.finish();
+                *bar = None;
+            }
+        }
     }
 }
 

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use dialeval_common::Criterion;
 use dialeval_eval::families::llm::prompt_input;
-use dialeval_eval::models::{cpu, score_items};
+use dialeval_eval::models::{Compute, score_items};
 use dialeval_llm_prompt::judge::CRITERIA;
 use dialeval_llm_prompt::prompt::{PromptInput, Templates, Variant};
 use dialeval_llm_prompt::{CachedClient, Judge, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
@@ -79,6 +79,9 @@ struct Args {
     /// The SLM checkpoint whose probability the full, no-amr and multi prompts show.
     #[arg(long, default_value = "models/slm")]
     slm: std::path::PathBuf,
+    /// Where the models run: cpu, wgpu (the default adapter) or wgpu:N (the N-th discrete GPU; needs the `wgpu` feature).
+    #[arg(long, default_value = "cpu")]
+    device: Compute,
     /// Calls in flight.
     #[arg(long, default_value_t = 1)]
     concurrency: usize,
@@ -101,7 +104,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         ScoringKind::Sample => Scoring::Sample { samples: args.samples, temperature: args.temperature },
     };
     let items = dialeval_datasets::jsonl::load(input)?;
-    let slm: Vec<Option<f64>> = if variant.uses_slm() { score_items(&Scorer::load(&args.slm, cpu())?, &items, 2, &|_, _| {})?.into_iter().map(Some).collect() } else { vec![None; items.len()] };
+    let slm: Vec<Option<f64>> =
+        if variant.uses_slm() { score_items(&Scorer::load(&args.slm, args.device.device()?)?, &items, 2, &|_, _| {})?.into_iter().map(Some).collect() } else { vec![None; items.len()] };
     let inputs: Vec<PromptInput> = items.iter().zip(slm).map(|(it, slm_score)| PromptInput { slm_score, ..prompt_input(it) }).collect();
     let client = OpenAiClient::new(OpenAiConfig { base_url: args.base_url.clone(), timeout: Duration::from_secs(args.timeout), concurrency: args.concurrency, ..OpenAiConfig::default() })?;
     let client = CachedClient::new(client, args.cache.clone())?;

@@ -22,7 +22,7 @@ use dialeval_common::MultiRef;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp::leave_one_out;
 use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LexicalFamily, MemoEmbedder, SmatchFamily};
-use dialeval_eval::models::{CheckpointIdentity, ModelSource, Retrain, SharedCache, cpu, default_cache_dir};
+use dialeval_eval::models::{CheckpointIdentity, Compute, ModelSource, Retrain, SharedCache, default_cache_dir};
 use dialeval_eval::separation::{Separation, separation};
 use dialeval_eval::{FamilyCache, Pipeline};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
@@ -31,6 +31,9 @@ use dialeval_slm_model::ruber::RuberScorer;
 #[derive(Debug, Parser)]
 #[command(about = "DailyDialog++ leave-one-out: ROC AUC of each referenced metric with one reference and with several")]
 struct Args {
+    /// Where the models run: cpu, wgpu (the default adapter) or wgpu:N (the N-th discrete GPU; needs the `wgpu` feature).
+    #[arg(long, default_value = "cpu")]
+    device: Compute,
     /// A DailyDialog++ file with positives and adversarial negatives.
     #[arg(long, default_value = "data/dailydialog-plusplus/dev.json")]
     input: PathBuf,
@@ -75,14 +78,14 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let amr = AmrIndex::load(&args.amr)?;
-    let encoder = Arc::new(PretrainedEncoder::load(&default_model_dir(), &cpu())?);
+    let encoder = Arc::new(PretrainedEncoder::load(&default_model_dir(), &args.device.device()?)?);
     let memo = Arc::new(MemoEmbedder::new(Arc::clone(&encoder), encoder.fingerprint()));
     let cache = Arc::new(SharedCache::new(&encoder, &default_cache_dir()));
     let source = ModelSource::resolve(None, &args.models, "bert-ruber", Retrain::IfNotShipped, &args.out, 0);
     let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&args.out.join("metrics"))?);
     pipeline.add(LexicalFamily::new()?);
     pipeline.add(EmbeddingFamily::new(Arc::clone(&memo)).with_references(args.rule));
-    pipeline.add(BertRuberFamily::new(RuberScorer::load(source.dir(), cpu())?, CheckpointIdentity::of(source.dir())?, Arc::clone(&encoder), memo, cache).with_references(args.rule));
+    pipeline.add(BertRuberFamily::new(RuberScorer::load(source.dir(), args.device.device()?)?, CheckpointIdentity::of(source.dir())?, Arc::clone(&encoder), memo, cache).with_references(args.rule));
     pipeline.add(SmatchFamily::new(&amr, &args.amr, SmatchConfig::default())?.with_references(args.rule));
     let mut results = Vec::new();
     for k in [1, args.references] {

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use dialeval_eval::models::{cpu, score_items};
+use dialeval_eval::models::{Compute, score_items};
 use dialeval_slm_model::train::Scorer;
 
 #[derive(Debug, Parser)]
@@ -22,6 +22,9 @@ struct Args {
     checkpoint: PathBuf,
     /// Items in the generic JSONL format.
     items: PathBuf,
+    /// Where the models run: cpu, wgpu (the default adapter) or wgpu:N (the N-th discrete GPU; needs the `wgpu` feature).
+    #[arg(long, default_value = "cpu")]
+    device: Compute,
 }
 
 fn main() -> ExitCode {
@@ -29,7 +32,7 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    let scorer = Scorer::load(&args.checkpoint, cpu())?;
+    let scorer = Scorer::load(&args.checkpoint, args.device.device()?)?;
     let items = dialeval_datasets::jsonl::load(&args.items)?;
     let scores = score_items(&scorer, &items, 2, &|_, _| {})?;
     for (it, score) in items.iter().zip(scores) {

@@ -26,11 +26,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use burn::prelude::Device;
 use dialeval_datasets::amr::{AmrIndex, read_blocks};
 use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::pairs::{DiplomacyPairConfig, PairKind, TrainingPair, diplomacy_pairs, split_by_group};
-use dialeval_eval::models::{ddpp_slm_pairs, split_contexts};
+use dialeval_eval::models::{Compute, ddpp_slm_pairs, split_contexts};
 use dialeval_examples::YesNo;
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
 use dialeval_slm_model::data::SentenceVectors;
@@ -56,6 +55,9 @@ struct Args {
     /// Checkpoints, log and test results.
     #[arg(long)]
     out: PathBuf,
+    /// Where the models run: cpu, wgpu (the default adapter) or wgpu:N (the N-th discrete GPU; needs the `wgpu` feature).
+    #[arg(long, default_value = "cpu")]
+    device: Compute,
     /// The training data.
     #[arg(long, value_enum, default_value_t = Data::Mix)]
     data: Data,
@@ -195,6 +197,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         contrastive_weight: args.contrastive_weight,
         graph_dropout: args.graph_dropout,
         text_encoder,
+        compute: args.device,
         ..TrainConfig::default()
     };
     // The pretrained head reads MiniLM sentence vectors of every context and response, computed
@@ -202,7 +205,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (encoder, cache) = match text_encoder {
         TextEncoderKind::Scratch => (None, None),
         TextEncoderKind::Pretrained => {
-            let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &Device::flex())?;
+            let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &args.device.device()?)?;
             let mut cache = dialeval_examples::embedding_cache(&encoder)?;
             let bar = dialeval_examples::Progress::new("embedding");
             dialeval_eval::models::fill_pair_texts(&mut cache, &encoder, &[&train_pairs, &dev_pairs, &test_pairs], &|d, t| bar.update(d, t))?;
@@ -218,7 +221,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     for l in logs {
         println!("{}", serde_json::to_string(&l)?);
     }
-    let scorer = Scorer::load(out, Device::flex())?;
+    let scorer = Scorer::load(out, args.device.device()?)?;
     let mut test = test_metrics(&scorer.score(&test_pairs, vectors)?, &test_pairs);
     if mode != Mode::TextOnly && test_pairs.iter().any(|p| p.response_amr.is_some()) {
         test["graphs_withheld"] = test_metrics(&scorer.score_with(&test_pairs, vectors, Graphs::Withhold)?, &test_pairs);

@@ -122,6 +122,18 @@ if (shared / "data/amr-diplomacy").is_dir():
         if len(scores) != 2 or not all(0.0 <= s["score"] <= 1.0 for s in scores):
             sys.exit(f"FAILED: score_slm {scores}")
     print("train_slm / score_slm: trained one epoch and scored the fixture")
+# gpu_bench at toy size on flex and on wgpu (lavapipe in CI): every figure measured on both
+with tempfile.TemporaryDirectory() as tmp:
+    bench = Path(tmp) / "bench.json"
+    out = subprocess.run([str(examples / "gpu_bench"), "--devices", "cpu,wgpu", "--sentences", "16", "--pairs", "32",
+                          "--repeats", "1", "--data", str(root / "data"), "--out", str(bench)], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"FAILED: gpu_bench exited {out.returncode}: {out.stderr[-2000:]}")
+    rows = json.loads(bench.read_text())
+    keys = ("minilm_sentences_per_s", "slm_train_step_ms", "slm_scored_pairs_per_s", "ruber_epoch_s")
+    if [r["device"] for r in rows] != ["cpu", "wgpu"] or not all(r[k] > 0 for r in rows for k in keys) or "| wgpu |" not in out.stdout:
+        sys.exit(f"FAILED: gpu_bench {rows} {out.stdout}")
+print("gpu_bench: MiniLM, SLM step and scoring, BERT-RUBER epoch timed on flex and wgpu")
 # train_slm on the training mix at toy size: pretrained text side, test with graphs withheld
 if (shared / "data/topical-chat").is_dir():
     with tempfile.TemporaryDirectory() as tmp:

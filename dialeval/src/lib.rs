@@ -16,9 +16,10 @@
 //!
 //! ```toml
 //! [dependencies]
-//! dialeval = "0.1"                                    # metrics, AMR, datasets, LLM judge, pipeline
-//! # dialeval = { version = "0.1", features = ["slm"] }  # + the learned scorers on burn (CPU)
-//! # dialeval = { version = "0.1", features = ["wgpu"] } # + GPUs through wgpu
+//! # Not on crates.io yet: a path (or git) dependency on a checkout.
+//! dialeval = { path = "../dialeval/dialeval" }                       # metrics, AMR, datasets, LLM judge, pipeline
+//! # dialeval = { path = "../dialeval/dialeval", features = ["slm"] }  # + the learned scorers on burn (CPU)
+//! # dialeval = { path = "../dialeval/dialeval", features = ["wgpu"] } # + GPUs through wgpu (`--device wgpu`)
 //! ```
 //!
 //! ## Score a response against references

@@ -350,13 +350,38 @@ impl Analysis {
     /// # Errors
     /// A correlation that fails for another reason than too few items.
     pub fn of(table: &ScoreTable, human: &HumanScores, systems: &[Option<String>], lengths: &[Option<f64>], config: &ReportConfig) -> Result<Self> {
+        Self::of_with_progress(table, human, systems, lengths, config, &|_, _| {})
+    }
+
+    /// As [`Analysis::of`], calling `progress(done, total)` as the (metric, quality) cells finish
+    /// (their bootstrap dominates the time on large corpora).
+    ///
+    /// # Errors
+    /// As [`Analysis::of`].
+    pub fn of_with_progress(
+        table: &ScoreTable,
+        human: &HumanScores,
+        systems: &[Option<String>],
+        lengths: &[Option<f64>],
+        config: &ReportConfig,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<Self> {
         let qualities: Vec<Quality> = human.qualities.iter().map(|(q, _)| q.clone()).collect();
         let mut turn_level = CorrelationReport::default();
         let mut system_rows = Vec::new();
         let mut metrics: Vec<MetricSummary> = Vec::new();
         // Every (metric, criterion) cell, bootstrap included, on rayon's pool; assembled in order.
         let tasks: Vec<(usize, usize)> = (0..table.columns().len()).flat_map(|m| (0..human.qualities.len()).map(move |c| (m, c))).collect();
-        let mut done = dialeval_common::par_map(&tasks, |&(m, c)| CellWork::of(&table.columns()[m], &human.qualities[c].0, &human.qualities[c].1, systems, config)).into_iter();
+        // Counted under a lock, so `progress` sees 1, 2, …, total in order.
+        let finished = std::sync::Mutex::new(0_usize);
+        let mut done = dialeval_common::par_map(&tasks, |&(m, c)| {
+            let work = CellWork::of(&table.columns()[m], &human.qualities[c].0, &human.qualities[c].1, systems, config);
+            let mut n = finished.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            *n += 1;
+            progress(*n, tasks.len());
+            work
+        })
+        .into_iter();
         for column in table.columns() {
             let mut cells = Vec::new();
             for work in done.by_ref().take(human.qualities.len()) {

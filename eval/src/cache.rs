@@ -175,8 +175,21 @@ impl FamilyCache {
 /// # Errors
 /// [`Error::Io`].
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    write_atomic_with(path, |w| w.write_all(text.as_bytes()))
+}
+
+/// As [`write_atomic`], streaming: `write` fills a buffered writer of the temporary file, so a
+/// large file is never held in memory whole.
+///
+/// # Errors
+/// [`Error::Io`] naming the temporary file or `path`.
+pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) -> Result<()> {
+    use std::io::Write as _;
     let tmp = path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("")));
-    std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
+    let file = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    let mut w = std::io::BufWriter::new(file);
+    write(&mut w).and_then(|()| w.flush()).map_err(|e| Error::io(&tmp, e))?;
+    drop(w);
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 

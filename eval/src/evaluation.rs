@@ -83,7 +83,8 @@ impl<'a> Evaluation<'a> {
         let human = HumanScores::of(self.items);
         let systems: Vec<Option<String>> = self.items.iter().map(|i| i.system.clone()).collect();
         let lengths: Vec<Option<f64>> = self.items.iter().map(|i| i.response.as_ref().map(|r| dialeval_common::word_count(&r.text) as f64)).collect();
-        let analysis = Analysis::of(&scored.table, &human, &systems, &lengths, &self.config)?;
+        let observe = &*self.observe;
+        let analysis = Analysis::of_with_progress(&scored.table, &human, &systems, &lengths, &self.config, &|done, total| observe(Event::Analysis { done, total }))?;
         Ok(Report { items: self.items, table: scored.table, runs: scored.runs, human, analysis })
     }
 }

@@ -22,6 +22,14 @@ pub enum Event<'a> {
         /// Its metrics.
         metrics: usize,
     },
+    /// `done` of `total` (metric, quality) cells of the analysis (correlations, intervals,
+    /// system level) are finished.
+    Analysis {
+        /// Cells done.
+        done: usize,
+        /// Cells in all.
+        total: usize,
+    },
     /// A family starts computing.
     Started {
         /// The family.

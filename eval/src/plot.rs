@@ -136,6 +136,18 @@ pub fn scatter_grid(stem: &Path, title: &str, y_label: &str, panels: &[Panel]) -
     both(stem, size, &|root| draw(root, title, y_label, panels, grid), &|root| draw(root, title, y_label, panels, grid)).map_err(|source| Error::Plot { path: stem.to_owned(), source })
 }
 
+/// Points a scatter panel draws at most: beyond it, an evenly spaced subsample (every k-th item
+/// in corpus order), and the panel's title says so. An SVG of a million circles would be
+/// hundreds of megabytes and show nothing more.
+pub const MAX_SCATTER_POINTS: usize = 5_000;
+
+/// Every k-th of `points` when there are more than `max`, with k the smallest step that keeps at
+/// most `max`; the step is returned (1: all points).
+pub fn subsample<T: Copy>(points: &[T], max: usize) -> (Vec<T>, usize) {
+    let step = points.len().div_ceil(max.max(1)).max(1);
+    (points.iter().step_by(step).copied().collect(), step)
+}
+
 /// The main job's plots in `dir`: `heatmap_spearman` (metrics × criteria, ★ best, ↓ worse by
 /// Williams' test) and `scatter_<quality slug>` (one panel per metric), each as PNG and SVG.
 ///
@@ -154,12 +166,29 @@ pub fn analysis_plots(dir: &Path, table: &ScoreTable, human: &HumanScores, analy
             .iter()
             .zip(&analysis.metrics)
             .map(|(column, m)| {
-                let points = column.values.iter().zip(human_values).filter_map(|(x, y)| Some(((*x)?, (*y)?))).collect();
+                let all: Vec<(f64, f64)> = column.values.iter().zip(human_values).filter_map(|(x, y)| Some(((*x)?, (*y)?))).collect();
+                let (points, step) = subsample(&all, MAX_SCATTER_POINTS);
                 let rho = m.cells[c].map_or(f64::NAN, |cell| cell.spearman);
-                Panel { title: format!("{} (ρ = {rho:.2})", column.metric), points }
+                let shown = if step > 1 { format!(", every {step}th of {} points", all.len()) } else { String::new() };
+                Panel { title: format!("{} (ρ = {rho:.2}{shown})", column.metric), points }
             })
             .collect();
         scatter_grid(&dir.join(format!("scatter_{}", quality.slug())), &format!("Metric scores against human {quality}"), quality.name(), &panels)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::subsample;
+
+    #[test]
+    fn subsampling_keeps_at_most_the_maximum_evenly() {
+        let points: Vec<usize> = (0..10_001).collect();
+        let (kept, step) = subsample(&points, 5_000);
+        assert_eq!(step, 3);
+        assert!(kept.len() <= 5_000 && kept.len() > 3_000);
+        assert_eq!(&kept[..3], &[0, 3, 6]);
+        assert_eq!(subsample(&points[..10], 5_000), (points[..10].to_vec(), 1));
+    }
 }

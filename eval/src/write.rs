@@ -11,7 +11,7 @@ use dialeval_metrics::report::{csv_field, format_pvalue};
 use serde::Serialize;
 
 use crate::analysis::{Analysis, HumanScores, Quality};
-use crate::cache::write_atomic;
+use crate::cache::{write_atomic, write_atomic_with};
 use crate::error::{Error, Result};
 use crate::pipeline::{FamilyRun, FamilyStatus};
 use crate::table::ScoreTable;
@@ -89,8 +89,17 @@ struct ScoreLine<'a> {
 /// # Errors
 /// [`Error::Column`] when the table does not have one row per item.
 pub fn scores_jsonl(items: &[DialogueItem], table: &ScoreTable, human: &HumanScores) -> Result<String> {
+    let mut out = Vec::new();
+    write_scores_jsonl(&mut out, items, table, human)?;
+    String::from_utf8(out).map_err(|e| Error::Config(format!("scores.jsonl: {e}")))
+}
+
+/// [`scores_jsonl`] streamed into `w`, one line at a time.
+///
+/// # Errors
+/// [`Error::Column`] when the table does not have one row per item; [`Error::Io`] from `w`.
+pub fn write_scores_jsonl(w: &mut dyn std::io::Write, items: &[DialogueItem], table: &ScoreTable, human: &HumanScores) -> Result<()> {
     check_rows(items, table)?;
-    let mut out = String::new();
     for (i, item) in items.iter().enumerate() {
         let line = ScoreLine {
             id: &item.id,
@@ -99,10 +108,10 @@ pub fn scores_jsonl(items: &[DialogueItem], table: &ScoreTable, human: &HumanSco
             human: human.qualities.iter().map(|(q, v)| (q.name(), v[i])).collect(),
             metrics: table.columns().iter().map(|c| (c.metric.to_string(), c.values[i].map_or(serde_json::Value::Null, serde_json::Value::from))).collect(),
         };
-        out.push_str(&serde_json::to_string(&line).map_err(|e| Error::json("scores.jsonl", e))?);
-        out.push('\n');
+        serde_json::to_writer(&mut *w, &line).map_err(|e| Error::json("scores.jsonl", e))?;
+        w.write_all(b"\n").map_err(|e| Error::io("scores.jsonl", e))?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// `scores.csv`: `id,system,<human qualities…>,<metrics…>`, empty cells where there is no value.
@@ -110,21 +119,30 @@ pub fn scores_jsonl(items: &[DialogueItem], table: &ScoreTable, human: &HumanSco
 /// # Errors
 /// [`Error::Column`] when the table does not have one row per item.
 pub fn scores_csv(items: &[DialogueItem], table: &ScoreTable, human: &HumanScores) -> Result<String> {
+    let mut out = Vec::new();
+    write_scores_csv(&mut out, items, table, human)?;
+    String::from_utf8(out).map_err(|e| Error::Config(format!("scores.csv: {e}")))
+}
+
+/// [`scores_csv`] streamed into `w`, one row at a time.
+///
+/// # Errors
+/// [`Error::Column`] when the table does not have one row per item; [`Error::Io`] from `w`.
+pub fn write_scores_csv(w: &mut dyn std::io::Write, items: &[DialogueItem], table: &ScoreTable, human: &HumanScores) -> Result<()> {
     check_rows(items, table)?;
+    let io = |e| Error::io("scores.csv", e);
     let mut header = vec!["id".to_owned(), "system".to_owned()];
     header.extend(human.qualities.iter().map(|(q, _)| format!("human {}", q.name())));
     header.extend(table.metrics().map(ToString::to_string));
-    let mut out = header.iter().map(|h| csv_field(h)).collect::<Vec<_>>().join(",");
-    out.push('\n');
+    writeln!(w, "{}", header.iter().map(|h| csv_field(h)).collect::<Vec<_>>().join(",")).map_err(io)?;
     let cell = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
     for (i, item) in items.iter().enumerate() {
         let mut row = vec![csv_field(&item.id), csv_field(item.system.as_deref().unwrap_or(""))];
         row.extend(human.qualities.iter().map(|(_, v)| cell(v[i])));
         row.extend(table.columns().iter().map(|c| cell(c.values[i])));
-        out.push_str(&row.join(","));
-        out.push('\n');
+        writeln!(w, "{}", row.join(",")).map_err(io)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 fn check_rows(items: &[DialogueItem], table: &ScoreTable) -> Result<()> {
@@ -196,8 +214,11 @@ pub struct Written {
 /// [`Error::Io`], [`Error::Json`], [`Error::Plot`].
 pub fn write_all(dir: &Path, items: &[DialogueItem], table: &ScoreTable, human: &HumanScores, analysis: &Analysis, runs: &[FamilyRun]) -> Result<Written> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    write_atomic(&dir.join("scores.jsonl"), &scores_jsonl(items, table, human)?)?;
-    write_atomic(&dir.join("scores.csv"), &scores_csv(items, table, human)?)?;
+    check_rows(items, table)?;
+    // Streamed: a million items are never one string (the row check above makes the writers'
+    // own checks pass, so only I/O can fail inside).
+    write_atomic_with(&dir.join("scores.jsonl"), |w| write_scores_jsonl(w, items, table, human).map_err(|e| std::io::Error::other(e.to_string())))?;
+    write_atomic_with(&dir.join("scores.csv"), |w| write_scores_csv(w, items, table, human).map_err(|e| std::io::Error::other(e.to_string())))?;
     write_atomic(&dir.join("correlations.md"), &correlations_markdown(analysis))?;
     let json = serde_json::to_string_pretty(analysis).map_err(|e| Error::json(dir.join("correlations.json"), e))?;
     write_atomic(&dir.join("correlations.json"), &json)?;

@@ -25,6 +25,7 @@
 
 pub mod bert;
 pub mod bundle;
+pub mod compute;
 pub mod data;
 mod error;
 pub mod model;

@@ -38,6 +38,7 @@ use burn::store::ModuleRecord;
 use burn::tensor::TensorData;
 use serde::{Deserialize, Serialize};
 
+use crate::compute::Compute;
 use crate::error::{Error, Result};
 use crate::train::{Checkpoint, LoopState, accuracy, append_log, begin_epoch, read_json, record_error, roc_auc, save_best, write_json};
 use crate::vectors::{CachedText, EmbeddingCache};
@@ -105,6 +106,10 @@ pub struct RuberConfig {
     pub patience: usize,
     /// Seed of initialisation and shuffling.
     pub seed: u64,
+    /// Where training runs. Not saved with the run: a checkpoint resumes on any device
+    /// ([`crate::compute`] states the tolerance).
+    #[serde(skip)]
+    pub compute: Compute,
 }
 
 impl Default for RuberConfig {
@@ -124,6 +129,7 @@ impl Default for RuberConfig {
             lr_decay: 0.5,
             patience: 3,
             seed: 0,
+            compute: Compute::Cpu,
         }
     }
 }
@@ -381,16 +387,22 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
     let resume = checkpoint.exists();
     if resume {
         let saved: RuberMeta = read_json(&dir.join("ruber.json"))?;
-        // More epochs or patience may be given to a resumed run; nothing else may change.
-        let comparable = |m: &RuberMeta| RuberMeta { config: RuberConfig { epochs: 0, patience: 0, ..m.config.clone() }, ..m.clone() };
+        // More epochs or patience, or another device, may be given to a resumed run; nothing
+        // else may change.
+        let comparable = |m: &RuberMeta| RuberMeta { config: RuberConfig { epochs: 0, patience: 0, compute: Compute::Cpu, ..m.config.clone() }, ..m.clone() };
         if comparable(&saved) != comparable(&meta) {
             return Err(Error::Config(format!("{}: the checkpoint was trained with other settings; use a fresh directory", dir.display())));
         }
     }
     write_json(&dir.join("ruber.json"), &meta)?;
-    let device = Device::flex().autodiff();
+    let device = config.compute.device()?.autodiff();
+    let plain = device.clone().without_autodiff();
+    // Built on the CPU under the seed and moved (its parameters are drawn at first use, on the
+    // device; measured equal to flex within the tolerance of `compute` in `tests/wgpu_train.rs`).
+    let init_device = Device::flex().autodiff();
+    init_device.seed(config.seed);
     device.seed(config.seed);
-    let mut model = config.init(cache.dim(), vocab, &device);
+    let mut model = config.init(cache.dim(), vocab, &init_device).fork(&device);
     let mut optim = AdamConfig::new().with_grad_clipping(Some(GradientClippingConfig::Norm(5.0))).init();
     let mut state = LoopState::new(config.lr);
     if resume {
@@ -417,7 +429,7 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
             progress(epoch, step + 1, steps);
         }
         let valid = model.valid();
-        let scores = score_pairs(&valid, config, cache, &dev_pairs, &Device::flex())?;
+        let scores = score_pairs(&valid, config, cache, &dev_pairs, &plain)?;
         let auc = roc_auc(&scores, &dev_labels).map_err(Error::DevSet)?;
         let log =
             RuberEpoch { epoch, train_loss: total / steps as f64, dev_auc: auc, dev_accuracy: accuracy(&scores, &dev_labels).unwrap_or(0.0), lr: state.lr, seconds: started.elapsed().as_secs_f64() };

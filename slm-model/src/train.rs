@@ -19,6 +19,7 @@ use dialeval_common::SplitMix64;
 use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use serde::{Deserialize, Serialize};
 
+use crate::compute::{Compute, materialized};
 use crate::data::{Example, Featurizer, SentenceVectors};
 use crate::error::{Error, Result};
 use crate::model::{GraphEncoderConfig, Mode, PretrainedHeadConfig, Slm, SlmConfig, TextEncoderConfig, TextEncoderKind};
@@ -63,10 +64,22 @@ pub struct TrainConfig {
     /// graph" input), so that the gated model learns to score pairs with partial or no AMR.
     #[serde(default)]
     pub graph_dropout: f64,
+    /// Dropout in the text encoder and the pretrained head (0 makes a run's arithmetic the same
+    /// on every device up to float summation order).
+    #[serde(default = "default_dropout")]
+    pub dropout: f64,
+    /// Where training runs (and the dev predictions of each epoch). Not saved with the run: a
+    /// checkpoint resumes on any device ([`crate::compute`] states the tolerance).
+    #[serde(skip)]
+    pub compute: Compute,
 }
 
 fn default_contrastive_weight() -> f64 {
     0.5
+}
+
+fn default_dropout() -> f64 {
+    0.1
 }
 
 impl Default for TrainConfig {
@@ -88,6 +101,8 @@ impl Default for TrainConfig {
             contrastive_weight: 0.5,
             text_encoder: TextEncoderKind::Scratch,
             graph_dropout: 0.0,
+            dropout: default_dropout(),
+            compute: Compute::Cpu,
         }
     }
 }
@@ -275,10 +290,10 @@ pub fn check_dev_labels(labels: &[u8]) -> Result<()> {
 
 fn model_config(f: &Featurizer, c: &TrainConfig) -> SlmConfig {
     SlmConfig::new(
-        TextEncoderConfig::new(f.tokenizer.len()).with_d_model(c.d_model).with_d_ff(2 * c.d_model).with_n_layers(c.layers).with_max_len(c.max_len),
+        TextEncoderConfig::new(f.tokenizer.len()).with_d_model(c.d_model).with_d_ff(2 * c.d_model).with_n_layers(c.layers).with_max_len(c.max_len).with_dropout(c.dropout),
         GraphEncoderConfig::new(f.concepts.len(), f.labels.len()).with_d_model(c.d_model).with_n_layers(c.layers),
     )
-    .with_pretrained(f.encoder.as_ref().map(|(_, dim)| PretrainedHeadConfig::new(*dim, c.d_model)))
+    .with_pretrained(f.encoder.as_ref().map(|(_, dim)| PretrainedHeadConfig::new(*dim, c.d_model).with_dropout(c.dropout)))
     .with_contrastive_weight(c.contrastive_weight)
 }
 
@@ -371,7 +386,7 @@ pub fn train(
     let resume = checkpoint.exists();
     let featurizer: Featurizer = if resume {
         let saved: TrainConfig = read_json(&dir.join("train.json"))?;
-        if saved != (TrainConfig { epochs: saved.epochs, ..config.clone() }) {
+        if saved != (TrainConfig { epochs: saved.epochs, compute: saved.compute, ..config.clone() }) {
             return Err(Error::Config(format!("{} holds a run with other settings (only --epochs may change); resume it with the same settings or train into a new directory", dir.display())));
         }
         read_json(&dir.join("featurizer.json"))?
@@ -386,10 +401,16 @@ pub fn train(
         f
     };
     featurizer.check_vectors(vectors)?;
-    let device = Device::flex().autodiff();
+    let device = config.compute.device()?.autodiff();
+    let plain = device.clone().without_autodiff();
+    // Drawn on the CPU under the seed, then moved to the device: the same initial weights on
+    // every device (each backend has its own random stream, and burn draws a parameter lazily,
+    // on the device it lives on at first use, so it is materialised before the move).
+    let init_device = Device::flex().autodiff();
+    init_device.seed(config.seed);
     device.seed(config.seed);
     let model_config = model_config(&featurizer, config);
-    let mut model = model_config.init(&device);
+    let mut model = materialized(model_config.init(&init_device)).fork(&device);
     let mut optim = AdamConfig::new().with_weight_decay(Some(WeightDecayConfig::new(1e-5))).with_grad_clipping(Some(GradientClippingConfig::Norm(config.clip_norm))).init();
     let mut state = LoopState::new(config.lr);
     if resume {
@@ -417,7 +438,7 @@ pub fn train(
             progress(epoch, step + 1, steps);
         }
         let valid = model.valid();
-        let scores = predict(&valid, &featurizer, &dev_examples, config.mode, false, 64, &Device::flex())?;
+        let scores = predict(&valid, &featurizer, &dev_examples, config.mode, false, 64, &plain)?;
         let auc = roc_auc(&scores, &dev_labels).map_err(Error::DevSet)?;
         let log =
             EpochLog { epoch, train_loss: total / steps as f64, dev_accuracy: accuracy(&scores, &dev_labels).unwrap_or(0.0), dev_auc: auc, lr: state.lr, seconds: started.elapsed().as_secs_f64() };
@@ -483,6 +504,11 @@ impl Scorer {
     pub fn score_with(&self, pairs: &[TrainingPair], vectors: Option<&dyn SentenceVectors>, graphs: Graphs) -> Result<Vec<f64>> {
         let examples = featurize(&self.featurizer, pairs, vectors)?;
         predict(&self.model, &self.featurizer, &examples, self.mode, graphs == Graphs::Withhold, 64, &self.device)
+    }
+
+    /// The device it scores on.
+    pub fn device(&self) -> &Device {
+        &self.device
     }
 
     /// The featuriser (vocabularies, the encoder the model expects).

@@ -56,7 +56,7 @@ pub fn score_slm_pairs(scorer: &Scorer, pairs: &[TrainingPair], encoder: Option<
 /// Scores `items` with an SLM (each with its last `turns` context turns, [`slm_pair`]); a model
 /// that reads pretrained sentence vectors gets them from the default MiniLM
 /// ([`dialeval_slm_model::bert::default_model_dir`]) through the default token-state cache
-/// ([`super::default_cache_dir`]).
+/// ([`super::default_cache_dir`]), encoded on the scorer's device.
 ///
 /// # Errors
 /// The encoder cannot be loaded, or as [`score_slm_pairs`].
@@ -65,7 +65,7 @@ pub fn score_items(scorer: &Scorer, items: &[DialogueItem], turns: usize, progre
     if scorer.featurizer().encoder.is_none() {
         return score_slm_pairs(scorer, &pairs, None, progress);
     }
-    let encoder = PretrainedEncoder::load(&dialeval_slm_model::bert::default_model_dir(), &super::cpu())?;
+    let encoder = PretrainedEncoder::load(&dialeval_slm_model::bert::default_model_dir(), scorer.device())?;
     let cache = SharedCache::new(&encoder, &super::default_cache_dir());
     score_slm_pairs(scorer, &pairs, Some((&encoder, &cache)), progress)
 }

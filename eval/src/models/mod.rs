@@ -5,9 +5,7 @@
 //! - [`inputs`]: SLM inputs from corpus items, scored with the vectors they need;
 //! - [`recipes`]: the main job's retraining recipes.
 //!
-//! Their items are re-exported here.
-
-use burn::prelude::Device;
+//! Their items are re-exported here, with [`Compute`], the device choice of every model.
 
 pub mod checkpoint;
 pub mod inputs;
@@ -15,11 +13,7 @@ pub mod recipes;
 pub mod vectors;
 
 pub use checkpoint::{CheckpointIdentity, ModelSource, Retrain};
+pub use dialeval_slm_model::compute::Compute;
 pub use inputs::{fill_pair_texts, score_items, score_slm_pairs, slm_pair};
 pub use recipes::{DdppSlmPairs, RetrainData, ddpp_slm_pairs, mix_triples, positives_triples, random_negative_triples, sampled_triples, split_contexts};
 pub use vectors::{SharedCache, default_cache_dir, encoder_cache};
-
-/// The CPU device the examples score on (`flex`).
-pub fn cpu() -> Device {
-    Device::flex()
-}

@@ -8,6 +8,7 @@ use dialeval_datasets::amr::{AmrIndex, Coverage};
 use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::pairs::{DdppPairConfig, Split, TrainingPair, ddpp_context, ddpp_pairs, pair_group, split_by_group, split_of};
 use dialeval_slm_model::bert::PretrainedEncoder;
+use dialeval_slm_model::compute::Compute;
 use dialeval_slm_model::model::Mode;
 use dialeval_slm_model::ruber::{RuberConfig, Triple, train_unreferenced};
 use dialeval_slm_model::train::{TrainConfig, train};
@@ -23,6 +24,8 @@ pub struct RetrainData {
     pub data: PathBuf,
     /// Seed of splits, sampling and initialisation.
     pub seed: u64,
+    /// Where the models train.
+    pub compute: Compute,
 }
 
 impl RetrainData {
@@ -46,7 +49,7 @@ impl RetrainData {
         let index = AmrIndex::load(&[self.data.join("silver-amr/dailydialog-plusplus-dev200.silver.amr.txt")])?;
         let pairs = ddpp_slm_pairs(&chosen, "dev.json", &exclude, &index, self.seed)?;
         let (train_p, dev_p) = split_contexts(pairs.pairs, self.seed)?;
-        let config = TrainConfig { mode: Mode::Gated, epochs: 3, seed: self.seed, ..TrainConfig::default() };
+        let config = TrainConfig { mode: Mode::Gated, epochs: 3, seed: self.seed, compute: self.compute, ..TrainConfig::default() };
         train(&train_p, &dev_p, &config, dir, None, progress)?;
         std::fs::write(dir.join("done"), "").map_err(|e| Error::io(dir.join("done"), e))
     }
@@ -59,7 +62,7 @@ impl RetrainData {
     /// Unreadable data, encoder or training failures.
     pub fn train_ruber(&self, encoder: &PretrainedEncoder, cache: &mut EmbeddingCache, dir: &Path, progress: &dyn Fn(usize, usize, usize)) -> Result<()> {
         let (contexts, exclude) = self.ddpp_dev()?;
-        let config = RuberConfig { epochs: 20, patience: 5, seed: self.seed, ..RuberConfig::default() };
+        let config = RuberConfig { epochs: 20, patience: 5, seed: self.seed, compute: self.compute, ..RuberConfig::default() };
         let (mut train_t, mut dev_t) = (Vec::new(), Vec::new());
         for c in contexts.iter().filter(|c| !exclude.contains("dev.json", c.id)) {
             let triples = random_negative_triples(c, &config);
