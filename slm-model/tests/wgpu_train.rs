@@ -18,6 +18,12 @@ use dialeval_slm_model::vectors::{CachedText, EmbeddingCache};
 
 const GPU: Compute = Compute::Wgpu(None);
 
+/// burn's random streams are process-wide: the two tests take turns (as `tests/ruber.rs` does).
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn pairs() -> (Vec<TrainingPair>, Vec<TrainingPair>) {
     let data = dialeval_testkit::workspace_dir().join("data");
     let contexts = ddpp::load(&data.join("dailydialog-plusplus/dev.json")).unwrap();
@@ -40,6 +46,7 @@ fn close(a: f64, b: f64, tol: f64, what: &str) {
 
 #[test]
 fn slm_training_and_scoring_on_wgpu_match_flex() {
+    let _serial = serial();
     let (train_p, dev_p) = pairs();
     assert!(dev_p.iter().any(|p| p.response_amr.is_some()), "graphs attached");
     let config = |compute| TrainConfig {
@@ -83,6 +90,7 @@ fn slm_training_and_scoring_on_wgpu_match_flex() {
 
 #[test]
 fn ruber_training_and_scoring_on_wgpu_match_flex() {
+    let _serial = serial();
     // Frozen token states of a toy encoder: a deterministic vector per word piece.
     let texts: Vec<String> = (0..60).map(|i| format!("sentence {i} about topic {}", i % 7)).collect();
     let path = dir("ruber-cache").with_extension("bin");
