@@ -296,7 +296,7 @@ fn unreachable_input(pad: &Tensor<2, Bool>) -> Tensor<3> {
 /// # Errors
 /// [`Error::Format`] naming the first text that is not cached.
 pub fn collate(texts: &[&str], cache: &EmbeddingCache, embeddings: Embeddings, max_tokens: usize, device: &Device) -> Result<Sentences> {
-    let entries: Vec<&CachedText> = texts.iter().map(|t| cache.get(t).ok_or_else(|| Error::Format(format!("not in the embedding cache: {t:?}")))).collect::<Result<_>>()?;
+    let entries: Vec<CachedText> = texts.iter().map(|t| cache.get(t)?.ok_or_else(|| Error::Format(format!("not in the embedding cache: {t:?}")))).collect::<Result<_>>()?;
     let lengths: Vec<usize> = entries.iter().map(|e| e.ids.len().clamp(1, max_tokens.max(1))).collect();
     let (b, seq, dim) = (texts.len(), lengths.iter().copied().max().unwrap_or(1), cache.dim());
     let mut pad = vec![true; b * seq];

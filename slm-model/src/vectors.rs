@@ -3,8 +3,9 @@
 //! vectors the SLM's pretrained text side takes from it ([`CachedSentenceVectors`]).
 
 use std::collections::HashMap;
-use std::io::{BufReader, BufWriter, Read, Seek, Write};
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::bert::PretrainedEncoder;
 use crate::error::{Error, Result};
@@ -31,12 +32,28 @@ pub struct CachedText {
 ///
 /// Record layout (little endian): `u32` text length, text bytes, `u32` token count, `u32` dim,
 /// the ids as `u32`, the states as f16.
+///
+/// **Memory.** Only the index lives in memory: each text with the offset of its states in the
+/// file (a sentence of MiniLM states is ~15 KB on disk, its index entry the text plus 12 bytes).
+/// [`EmbeddingCache::get`] reads an entry from the file when asked (the OS page cache keeps the
+/// hot ones), so a cache of millions of sentences opens in bounded memory.
 #[derive(Debug)]
 pub struct EmbeddingCache {
     path: PathBuf,
     dim: usize,
-    entries: HashMap<String, CachedText>,
+    entries: HashMap<String, Slot>,
     encoder_id: Option<String>,
+    /// A read handle on the file, opened on first read.
+    reader: Mutex<Option<std::fs::File>>,
+}
+
+/// Where a record's ids and states lie in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slot {
+    /// Byte offset of the ids.
+    offset: u64,
+    /// Tokens.
+    tokens: u32,
 }
 
 impl EmbeddingCache {
@@ -45,7 +62,7 @@ impl EmbeddingCache {
     /// # Errors
     /// [`Error::Io`]; [`Error::Format`] when a whole record has another width.
     pub fn open(path: &Path, dim: usize) -> Result<Self> {
-        let mut cache = Self { path: path.to_owned(), dim, entries: HashMap::new(), encoder_id: None };
+        let mut cache = Self { path: path.to_owned(), dim, entries: HashMap::new(), encoder_id: None, reader: Mutex::new(None) };
         let Ok(file) = std::fs::OpenOptions::new().read(true).write(true).open(path) else { return Ok(cache) };
         // Exclusive while reading and cutting a torn tail: another process appending to the same
         // cache holds the lock for each chunk it writes, so a record being written is never
@@ -55,13 +72,15 @@ impl EmbeddingCache {
         let mut reader = BufReader::new(&file);
         let mut valid = 0_u64;
         let stop = loop {
-            match read_record(&mut reader, file_len - valid) {
-                Ok((text, entry, size)) => {
-                    if entry.states.len() != entry.ids.len() * dim {
-                        return Err(Error::Format(format!("{}: record {} has width {} (expected {dim})", path.display(), cache.entries.len() + 1, entry.states.len() / entry.ids.len().max(1))));
+            match read_header(&mut reader, file_len - valid) {
+                Ok(header) => {
+                    if header.tokens > 0 && header.dim != dim {
+                        return Err(Error::Format(format!("{}: record {} has width {} (expected {dim})", path.display(), cache.entries.len() + 1, header.dim)));
                     }
-                    cache.entries.insert(text, entry);
-                    valid += size;
+                    // The payload is known to be in the file (read_header checked its size).
+                    reader.seek_relative(header.payload as i64).map_err(|e| Error::io(path, e))?;
+                    cache.entries.insert(header.text, Slot { offset: valid + header.size - header.payload, tokens: header.tokens as u32 });
+                    valid += header.size;
                 }
                 Err(stop) => break stop,
             }
@@ -128,9 +147,36 @@ impl EmbeddingCache {
         self.entries.is_empty()
     }
 
-    /// The entry of `text`.
-    pub fn get(&self, text: &str) -> Option<&CachedText> {
-        self.entries.get(text)
+    /// Whether `text` is cached.
+    pub fn contains(&self, text: &str) -> bool {
+        self.entries.contains_key(text)
+    }
+
+    /// The entry of `text`, read from the file.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be read there (changed under the cache).
+    pub fn get(&self, text: &str) -> Result<Option<CachedText>> {
+        let Some(slot) = self.entries.get(text) else { return Ok(None) };
+        let mut guard = self.reader.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if guard.is_none() {
+            *guard = Some(std::fs::File::open(&self.path).map_err(|e| Error::io(&self.path, e))?);
+        }
+        let Some(file) = guard.as_mut() else { return Ok(None) };
+        let n = slot.tokens as usize;
+        let mut bytes = vec![0_u8; 4 * n + 2 * n * self.dim];
+        file.seek(SeekFrom::Start(slot.offset)).and_then(|_| file.read_exact(&mut bytes)).map_err(|e| Error::io(&self.path, e))?;
+        let (ids, states) = bytes.split_at(4 * n);
+        Ok(Some(CachedText {
+            ids: ids.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
+            states: states.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]])).collect(),
+        }))
+    }
+
+    /// The offset at which the next appended record starts: the file's length, read under the
+    /// append lock.
+    fn end(&self, file: &std::fs::File) -> Result<u64> {
+        Ok(file.metadata().map_err(|e| Error::io(&self.path, e))?.len())
     }
 
     /// Adds token states computed elsewhere (another encoder of the same width) and appends them
@@ -143,9 +189,10 @@ impl EmbeddingCache {
             return Err(Error::Config(format!("{text:?}: {} states for {} tokens of width {}", entry.states.len(), entry.ids.len(), self.dim)));
         }
         let file = self.append()?;
+        let start = self.end(&file)?;
         let mut writer = BufWriter::new(&file);
         write_record(&mut writer, text, &entry, self.dim).and_then(|()| writer.flush()).map_err(|e| Error::io(&self.path, e))?;
-        self.entries.insert(text.to_owned(), entry);
+        self.entries.insert(text.to_owned(), Slot { offset: start + 12 + text.len() as u64, tokens: entry.ids.len() as u32 });
         Ok(())
     }
 
@@ -164,11 +211,13 @@ impl EmbeddingCache {
         for (k, chunk) in missing.chunks(256).enumerate() {
             let encoded = encoder.encode(chunk)?;
             let file = self.append()?;
+            let mut at = self.end(&file)?;
             let mut writer = BufWriter::new(&file);
             for (text, encoded) in chunk.iter().zip(encoded) {
                 let entry = CachedText { ids: encoded.ids, states: encoded.states.iter().flatten().map(|&v| half::f16::from_f32(v)).collect() };
                 write_record(&mut writer, text, &entry, self.dim).map_err(|e| Error::io(&self.path, e))?;
-                self.entries.insert((*text).to_owned(), entry);
+                self.entries.insert((*text).to_owned(), Slot { offset: at + 12 + text.len() as u64, tokens: entry.ids.len() as u32 });
+                at += record_size(text.len(), entry.ids.len(), self.dim);
             }
             writer.flush().map_err(|e| Error::io(&self.path, e))?;
             drop(writer);
@@ -206,7 +255,11 @@ impl crate::data::SentenceVectors for CachedSentenceVectors<'_> {
     }
 
     fn vector(&self, text: &str) -> Option<Vec<f32>> {
-        let entry = self.cache.get(text)?;
+        // A read failure is reported here and then, by the caller, as the missing vector it is.
+        let entry = self.cache.get(text).unwrap_or_else(|e| {
+            eprintln!("{e}");
+            None
+        })?;
         let dim = self.cache.dim;
         let mut v = vec![0.0_f32; dim];
         for token in entry.states.chunks_exact(dim) {
@@ -245,9 +298,26 @@ enum Stop {
     Damaged(&'static str),
 }
 
-/// The next whole record, or why there is none. Every length is checked against the bounds and
-/// against the `remaining` bytes of the file before anything is allocated.
-fn read_record(r: &mut impl Read, remaining: u64) -> std::result::Result<(String, CachedText, u64), Stop> {
+/// Bytes of a record of `text_len` text bytes and `tokens` tokens of width `dim`.
+fn record_size(text_len: usize, tokens: usize, dim: usize) -> u64 {
+    (12 + text_len + 4 * tokens + 2 * tokens * dim) as u64
+}
+
+/// A record's text and lengths, read up to its payload (ids and states).
+struct Header {
+    text: String,
+    tokens: usize,
+    dim: usize,
+    /// Bytes of the ids and states that follow.
+    payload: u64,
+    /// Bytes of the whole record.
+    size: u64,
+}
+
+/// The next record's header, or why there is none. Every length is checked against the bounds
+/// and against the `remaining` bytes of the file before anything is allocated, so the payload
+/// it announces is in the file.
+fn read_header(r: &mut impl Read, remaining: u64) -> std::result::Result<Header, Stop> {
     if remaining == 0 {
         return Err(Stop::End);
     }
@@ -265,20 +335,12 @@ fn read_record(r: &mut impl Read, remaining: u64) -> std::result::Result<(String
     if n > MAX_TOKENS || dim > MAX_DIM {
         return Err(Stop::Damaged("token count or width out of bounds"));
     }
-    let size = (12 + len + 4 * n + 2 * n * dim) as u64;
+    let size = record_size(len, n, dim);
     if size > remaining {
         return Err(Stop::Torn);
     }
     let text = String::from_utf8(text).map_err(|_| Stop::Damaged("text is not UTF-8"))?;
-    let mut ids = vec![0_u8; 4 * n];
-    r.read_exact(&mut ids).map_err(|_| Stop::Torn)?;
-    let mut states = vec![0_u8; 2 * n * dim];
-    r.read_exact(&mut states).map_err(|_| Stop::Torn)?;
-    let entry = CachedText {
-        ids: ids.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
-        states: states.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]])).collect(),
-    };
-    Ok((text, entry, size))
+    Ok(Header { text, tokens: n, dim, payload: (4 * n + 2 * n * dim) as u64, size })
 }
 
 fn write_record(w: &mut impl Write, text: &str, entry: &CachedText, dim: usize) -> std::io::Result<()> {

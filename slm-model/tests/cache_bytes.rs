@@ -34,7 +34,7 @@ proptest! {
         std::fs::write(&path, &bytes).unwrap();
         match EmbeddingCache::open(&path, 4) {
             Ok(cache) => {
-                let entry = cache.get("hello").cloned();
+                let entry = cache.get("hello").unwrap();
                 prop_assert_eq!(entry.map(|e| e.ids), Some(vec![0, 1, 2]));
                 // What stays on disk is whole records only.
                 let kept = std::fs::metadata(&path).unwrap().len();
@@ -69,9 +69,18 @@ fn an_inserted_record_reads_back() {
     let path = temp(u64::MAX);
     std::fs::remove_file(&path).ok();
     let mut cache = EmbeddingCache::open(&path, 4).unwrap();
-    cache.insert("hi", CachedText { ids: vec![7], states: vec![half::f16::from_f32(0.5); 4] }).unwrap();
+    let hi = CachedText { ids: vec![7], states: vec![half::f16::from_f32(0.5); 4] };
+    let there = CachedText { ids: vec![8, 9], states: (0..8).map(|k| half::f16::from_f32(k as f32)).collect() };
+    cache.insert("hi", hi.clone()).unwrap();
+    cache.insert("there", there.clone()).unwrap();
+    // Read from the file by offset: in the session that wrote them and after reopening.
+    assert_eq!(cache.get("hi").unwrap().as_ref(), Some(&hi));
+    assert_eq!(cache.get("there").unwrap().as_ref(), Some(&there));
     let again = EmbeddingCache::open(&path, 4).unwrap();
-    assert_eq!(again.get("hi").map(|e| e.ids.clone()), Some(vec![7]));
+    assert_eq!(again.get("hi").unwrap(), Some(hi));
+    assert_eq!(again.get("there").unwrap(), Some(there));
+    assert_eq!(again.get("nobody").unwrap(), None);
+    assert!(again.contains("there") && !again.contains("nobody"));
     std::fs::remove_dir_all(path.parent().unwrap()).ok();
 }
 
@@ -86,7 +95,7 @@ fn damage_is_quarantined_not_cut_away() {
     std::fs::write(&path, &bytes).unwrap();
     let cache = EmbeddingCache::open(&path, 4).unwrap();
     assert_eq!(cache.len(), 1, "the record before the damage is kept");
-    assert!(cache.get("first").is_some());
+    assert!(cache.get("first").unwrap().is_some());
     assert_eq!(std::fs::metadata(&path).unwrap().len(), a.len() as u64);
     let quarantine = std::path::PathBuf::from(format!("{}.damaged-at-{}", path.display(), a.len()));
     assert_eq!(std::fs::read(&quarantine).unwrap(), bytes[a.len()..], "every byte from the damage on is kept aside");

@@ -61,8 +61,8 @@ fn cache_reopens_and_drops_a_torn_tail() {
     std::fs::write(&path, bytes).unwrap();
     let again = EmbeddingCache::open(&path, DIM).unwrap();
     assert_eq!(again.len(), 2);
-    assert_eq!(again.get(&a), cache.get(&a));
-    assert_eq!(again.get(&b), cache.get(&b));
+    assert_eq!(again.get(&a).unwrap(), cache.get(&a).unwrap());
+    assert_eq!(again.get(&b).unwrap(), cache.get(&b).unwrap());
     assert_eq!(std::fs::metadata(&path).unwrap().len(), len);
     assert!(EmbeddingCache::open(&path, DIM + 1).is_err());
     let mut c = EmbeddingCache::open(&path, DIM).unwrap();
@@ -94,7 +94,7 @@ fn two_handles_on_one_cache_keep_each_others_records() {
     assert_eq!(merged.len(), 6);
     for (k, t) in texts.iter().enumerate() {
         let owner = if k % 2 == 0 { &first } else { &second };
-        assert_eq!(merged.get(t), owner.get(t));
+        assert_eq!(merged.get(t).unwrap(), owner.get(t).unwrap());
     }
     std::fs::remove_dir_all(&dir).ok();
 }

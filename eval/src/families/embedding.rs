@@ -14,20 +14,85 @@ use crate::error::{Error, Result};
 use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response, unscored_notes};
 use crate::table::Column;
 
-/// A [`TokenEmbedder`] that encodes each distinct text once per run and remembers it: the
-/// embedding family and BERT-RUBER's referenced score read the same token vectors, and the
-/// texts a corpus repeats (a reference shared by several responses) are encoded once.
+/// A [`TokenEmbedder`] that encodes each distinct text once and remembers it, up to a bound:
+/// the embedding family and BERT-RUBER's referenced score read the same token vectors, and the
+/// texts a corpus repeats (a reference shared by several responses) are encoded once while
+/// they are among the most recently used [`MemoEmbedder::capacity`] texts. Beyond the bound
+/// the least recently used are forgotten (and encoded again if asked), so a corpus of millions
+/// of items runs in bounded memory; the families ask for their texts chunk by chunk
+/// ([`CHUNK_ITEMS`]).
 pub struct MemoEmbedder<E> {
     inner: E,
     identity: String,
-    memo: Mutex<HashMap<String, Arc<TokenEmbeddings>>>,
+    capacity: usize,
+    memo: Mutex<Memo>,
+}
+
+/// Items an embedding family encodes and scores at a time: what bounds its memory.
+pub const CHUNK_ITEMS: usize = 1024;
+
+/// Texts a [`MemoEmbedder`] keeps by default (a MiniLM token-state matrix of a sentence is
+/// ~30 KB in f32: about 1.5 GB at this bound).
+pub const DEFAULT_MEMO_TEXTS: usize = 50_000;
+
+/// The remembered texts, each with the tick of its last use.
+#[derive(Default)]
+struct Memo {
+    entries: HashMap<String, (Arc<TokenEmbeddings>, u64)>,
+    tick: u64,
+}
+
+impl Memo {
+    fn touch(&mut self, text: &str) -> Option<Arc<TokenEmbeddings>> {
+        self.tick += 1;
+        let tick = self.tick;
+        self.entries.get_mut(text).map(|(e, used)| {
+            *used = tick;
+            Arc::clone(e)
+        })
+    }
+
+    /// Forgets the least recently used entries down to `capacity` (when a quarter over it, so
+    /// the sort is amortised).
+    fn trim(&mut self, capacity: usize) {
+        if self.entries.len() <= capacity + capacity / 4 {
+            return;
+        }
+        let mut ticks: Vec<u64> = self.entries.values().map(|(_, t)| *t).collect();
+        ticks.sort_unstable();
+        let cut = ticks[self.entries.len() - capacity];
+        self.entries.retain(|_, (_, t)| *t >= cut);
+    }
 }
 
 impl<E: TokenEmbedder> MemoEmbedder<E> {
     /// Wraps `inner`, whose identity (e.g. a sha256 of its configuration and weights) is
-    /// `identity`: what the cache keys of families using it hold.
+    /// `identity`: what the cache keys of families using it hold. Keeps
+    /// [`DEFAULT_MEMO_TEXTS`] texts.
     pub fn new(inner: E, identity: impl Into<String>) -> Self {
-        Self { inner, identity: identity.into(), memo: Mutex::new(HashMap::new()) }
+        Self { inner, identity: identity.into(), capacity: DEFAULT_MEMO_TEXTS, memo: Mutex::new(Memo::default()) }
+    }
+
+    /// The memo with room for `capacity` texts (at least one chunk's worth is always kept while
+    /// a request is served).
+    #[must_use]
+    pub fn with_capacity(self, capacity: usize) -> Self {
+        Self { capacity: capacity.max(1), ..self }
+    }
+
+    /// Texts kept at most (between requests).
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Texts remembered now.
+    pub fn len(&self) -> usize {
+        self.memo.lock().unwrap_or_else(PoisonError::into_inner).entries.len()
+    }
+
+    /// Whether nothing is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The wrapped embedder's identity.
@@ -41,10 +106,21 @@ impl<E: TokenEmbedder> MemoEmbedder<E> {
     /// # Errors
     /// [`Error::Embed`] from the embedder, or when it returns another number of texts.
     pub fn get(&self, texts: &[&str]) -> Result<Vec<Arc<TokenEmbeddings>>> {
-        let mut missing: Vec<&str> = {
-            let memo = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
-            texts.iter().copied().filter(|t| !memo.contains_key(*t)).collect()
-        };
+        let mut found: HashMap<&str, Arc<TokenEmbeddings>> = HashMap::new();
+        let mut missing: Vec<&str> = Vec::new();
+        {
+            let mut memo = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
+            for &t in texts {
+                if !found.contains_key(t) {
+                    match memo.touch(t) {
+                        Some(e) => {
+                            found.insert(t, e);
+                        }
+                        None => missing.push(t),
+                    }
+                }
+            }
+        }
         missing.sort_unstable();
         missing.dedup();
         if !missing.is_empty() {
@@ -54,11 +130,15 @@ impl<E: TokenEmbedder> MemoEmbedder<E> {
             }
             let mut memo = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
             for (t, e) in missing.into_iter().zip(encoded) {
-                memo.insert(t.to_owned(), Arc::new(e));
+                let e = Arc::new(e);
+                memo.tick += 1;
+                let tick = memo.tick;
+                memo.entries.insert(t.to_owned(), (Arc::clone(&e), tick));
+                found.insert(t, e);
             }
+            memo.trim(self.capacity);
         }
-        let memo = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
-        texts.iter().map(|t| memo.get(*t).cloned().ok_or_else(|| Error::Embed(format!("no vectors for {t:?}").into()))).collect()
+        texts.iter().map(|t| found.get(*t).cloned().ok_or_else(|| Error::Embed(format!("no vectors for {t:?}").into()))).collect()
     }
 
     /// The token vectors of the references of each item of `at`, in order (one encoding
@@ -139,30 +219,32 @@ impl<E: TokenEmbedder> MetricFamily for EmbeddingFamily<E> {
         if at.is_empty() {
             return Ok(FamilyOutput::Skipped("no item has a response and a reference".into()));
         }
-        let hyps: Vec<&str> = at.iter().map(|&i| response(&items[i])).collect();
-        progress(0, 2);
-        let h = self.embedder.get(&hyps)?;
-        progress(1, 2);
-        let r = self.embedder.references(items, &at)?;
-        progress(2, 2);
-        let pairs: Vec<(&Arc<TokenEmbeddings>, &Vec<Arc<TokenEmbeddings>>)> = h.iter().zip(&r).collect();
         let (config, rule) = (&self.bertscore, self.rule);
-        let scored = dialeval_common::par_map(&pairs, |(x, refs)| -> Result<[f64; 4]> {
-            let refs: Vec<&TokenEmbeddings> = refs.iter().map(Arc::as_ref).collect();
-            Ok([
-                bert_score_refs(x, &refs, config, rule)?.f1,
-                over_references(x, &refs, rule, embedding_average)?,
-                over_references(x, &refs, rule, greedy_matching)?,
-                over_references(x, &refs, rule, vector_extrema)?,
-            ])
-        });
         let (mut bs, mut avg, mut greedy, mut extrema) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for row in scored {
-            let [a, b, c, d] = row?;
-            bs.push(a);
-            avg.push(b);
-            greedy.push(c);
-            extrema.push(d);
+        // Chunk by chunk: only one chunk's token vectors (and the memo's bound) are in memory.
+        progress(0, at.len());
+        for chunk in at.chunks(CHUNK_ITEMS) {
+            let hyps: Vec<&str> = chunk.iter().map(|&i| response(&items[i])).collect();
+            let h = self.embedder.get(&hyps)?;
+            let r = self.embedder.references(items, chunk)?;
+            let pairs: Vec<(&Arc<TokenEmbeddings>, &Vec<Arc<TokenEmbeddings>>)> = h.iter().zip(&r).collect();
+            let scored = dialeval_common::par_map(&pairs, |(x, refs)| -> Result<[f64; 4]> {
+                let refs: Vec<&TokenEmbeddings> = refs.iter().map(Arc::as_ref).collect();
+                Ok([
+                    bert_score_refs(x, &refs, config, rule)?.f1,
+                    over_references(x, &refs, rule, embedding_average)?,
+                    over_references(x, &refs, rule, greedy_matching)?,
+                    over_references(x, &refs, rule, vector_extrema)?,
+                ])
+            });
+            for row in scored {
+                let [a, b, c, d] = row?;
+                bs.push(a);
+                avg.push(b);
+                greedy.push(c);
+                extrema.push(d);
+            }
+            progress(bs.len(), at.len());
         }
         let n = items.len();
         let mut scores = FamilyScores::new(vec![

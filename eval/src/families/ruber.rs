@@ -91,13 +91,15 @@ impl MetricFamily for BertRuberFamily {
         let at = referenced_items(items);
         let mut scores_notes = Vec::new();
         if at.len() >= 2 {
-            let hyps: Vec<&str> = at.iter().map(|&i| response(&items[i])).collect();
-            let (h, r) = (self.memo.get(&hyps)?, self.memo.references(items, &at)?);
-            let referenced: Vec<f64> = h
-                .iter()
-                .zip(&r)
-                .map(|(x, refs)| over_references(x, &refs.iter().map(Arc::as_ref).collect::<Vec<&TokenEmbeddings>>(), self.rule, |a, b| referenced_score_of(a, b, Pooling::MaxMin)))
-                .collect::<Result<_, _>>()?;
+            // Chunk by chunk, as the embedding family: one chunk's token vectors in memory.
+            let mut referenced: Vec<f64> = Vec::with_capacity(at.len());
+            for chunk in at.chunks(crate::families::embedding::CHUNK_ITEMS) {
+                let hyps: Vec<&str> = chunk.iter().map(|&i| response(&items[i])).collect();
+                let (h, r) = (self.memo.get(&hyps)?, self.memo.references(items, chunk)?);
+                for (x, refs) in h.iter().zip(&r) {
+                    referenced.push(over_references(x, &refs.iter().map(Arc::as_ref).collect::<Vec<&TokenEmbeddings>>(), self.rule, |a, b| referenced_score_of(a, b, Pooling::MaxMin))?);
+                }
+            }
             let unref: Vec<f64> = at.iter().map(|&i| unreferenced[i]).collect();
             let (nu, nr) = (min_max_normalize(&unref)?, min_max_normalize(&referenced)?);
             columns.push(Column::spread("BERT-RUBER-ref", n, &at, &referenced)?);
