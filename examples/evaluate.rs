@@ -23,7 +23,8 @@ use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LengthFamily, LexicalFamily, LlmFamily, MemoEmbedder, SlmFamily, SmatchFamily};
 use dialeval_eval::models::{CheckpointIdentity, Compute, ModelSource, Retrain, RetrainData, SharedCache, default_cache_dir};
-use dialeval_eval::{Evaluation, Event, FamilyCache, Pipeline};
+use dialeval_eval::shard::{Shard, ShardScores, merge};
+use dialeval_eval::{Evaluation, Event, FamilyCache, Pipeline, Report};
 use dialeval_examples::Progress;
 use dialeval_llm_prompt::prompt::{Templates, Variant};
 use dialeval_llm_prompt::{CachedClient, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
@@ -116,6 +117,14 @@ struct Args {
     /// Bootstrap resamples for the Spearman and Kendall intervals (0: no intervals).
     #[arg(long, default_value_t = 1000)]
     bootstrap: usize,
+    /// Score only shard k of n (items chosen by a hash of their id) and leave `shard.json` in
+    /// --out for `--merge`.
+    #[arg(long)]
+    shard: Option<Shard>,
+    /// Build the report from the `shard.json` of these output folders (every shard 1..n of one
+    /// split, run with the same corpus flags as this command) instead of scoring.
+    #[arg(long, value_delimiter = ',')]
+    merge: Vec<PathBuf>,
     /// Where the models run: cpu, wgpu (the default adapter) or wgpu:N (the N-th discrete GPU; needs the `wgpu` feature).
     #[arg(long, default_value = "cpu")]
     device: Compute,
@@ -153,6 +162,27 @@ fn run(args: Args) -> AnyResult<()> {
     }
     let coverage = amr.attach(&mut items);
     eprintln!("evaluate: {} items of {:?}; AMR for {} of {} utterances", items.len(), args.corpus, coverage.with_amr, coverage.turns);
+    let mut config = ReportConfig::default();
+    config.bootstrap = config.bootstrap.filter(|_| args.bootstrap > 0).map(|b| BootstrapConfig { resamples: args.bootstrap, ..b });
+    if !args.merge.is_empty() {
+        let shards: Vec<ShardScores> = args.merge.iter().map(|d| ShardScores::read(d)).collect::<Result<_, _>>()?;
+        let (table, runs) = merge(&items, &shards)?;
+        eprintln!("evaluate: merged {} shards into {} items × {} metrics", shards.len(), table.items(), table.columns().len());
+        let bar = std::sync::Mutex::new(None::<Progress>);
+        let done = Report::analyse(&items, table, runs, &config, &|event| report(event, &bar))?;
+        eprintln!("evaluate: writing the report …");
+        done.write(&args.out)?;
+        println!("{}", dialeval_eval::write::summary_markdown(&done.analysis));
+        eprintln!("evaluate: report in {}", args.out.join("report.md").display());
+        return Ok(());
+    }
+    let corpus = items;
+    let part = args.shard.map(|shard| {
+        let part = shard.select(&corpus);
+        eprintln!("evaluate: shard {shard}: {} of the {} items", part.len(), corpus.len());
+        part
+    });
+    let items: &[DialogueItem] = part.as_deref().unwrap_or(&corpus);
     let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&args.out.join("metrics"))?);
     let device = args.device.device()?;
     let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &device).map(Arc::new);
@@ -225,11 +255,13 @@ fn run(args: Args) -> AnyResult<()> {
         }
     }
     let bar = std::sync::Mutex::new(None::<Progress>);
-    let mut config = ReportConfig::default();
-    config.bootstrap = config.bootstrap.filter(|_| args.bootstrap > 0).map(|b| BootstrapConfig { resamples: args.bootstrap, ..b });
-    let done = Evaluation::with_pipeline(&items, pipeline).analysis(config).observe(|event| report(event, &bar)).run()?;
+    let done = Evaluation::with_pipeline(items, pipeline).analysis(config).observe(|event| report(event, &bar)).run()?;
     eprintln!("evaluate: writing the report …");
     done.write(&args.out)?;
+    if let Some(shard) = args.shard {
+        ShardScores::new(shard, &corpus, items, &done.table, &done.runs)?.write(&args.out)?;
+        eprintln!("evaluate: shard {shard}: scores for the merge in {}", args.out.join(dialeval_eval::shard::SHARD_FILE).display());
+    }
     println!("{}", dialeval_eval::write::summary_markdown(&done.analysis));
     for r in &done.runs {
         eprintln!("evaluate: {:>10}: {:6.1} s", r.family, r.seconds);

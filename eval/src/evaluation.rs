@@ -80,12 +80,22 @@ impl<'a> Evaluation<'a> {
     /// As [`Pipeline::run`] and [`Analysis::of`].
     pub fn run(self) -> Result<Report<'a>> {
         let scored = self.pipeline.run(self.items, &*self.observe)?;
-        let human = HumanScores::of(self.items);
-        let systems: Vec<Option<String>> = self.items.iter().map(|i| i.system.clone()).collect();
-        let lengths: Vec<Option<f64>> = self.items.iter().map(|i| i.response.as_ref().map(|r| dialeval_common::word_count(&r.text) as f64)).collect();
-        let observe = &*self.observe;
-        let analysis = Analysis::of_with_progress(&scored.table, &human, &systems, &lengths, &self.config, &|done, total| observe(Event::Analysis { done, total }))?;
-        Ok(Report { items: self.items, table: scored.table, runs: scored.runs, human, analysis })
+        Report::analyse(self.items, scored.table, scored.runs, &self.config, &*self.observe)
+    }
+}
+
+impl<'a> Report<'a> {
+    /// The report of a score table of `items` computed elsewhere (the shards' tables put back
+    /// together by [`crate::shard::merge`]): the same analysis [`Evaluation::run`] does.
+    ///
+    /// # Errors
+    /// As [`Analysis::of`].
+    pub fn analyse(items: &'a [DialogueItem], table: ScoreTable, runs: Vec<FamilyRun>, config: &ReportConfig, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<Self> {
+        let human = HumanScores::of(items);
+        let systems: Vec<Option<String>> = items.iter().map(|i| i.system.clone()).collect();
+        let lengths: Vec<Option<f64>> = items.iter().map(|i| i.response.as_ref().map(|r| dialeval_common::word_count(&r.text) as f64)).collect();
+        let analysis = Analysis::of_with_progress(&table, &human, &systems, &lengths, config, &|done, total| observe(Event::Analysis { done, total }))?;
+        Ok(Self { items, table, runs, human, analysis })
     }
 }
 

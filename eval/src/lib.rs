@@ -76,6 +76,7 @@ pub mod pipeline;
 #[cfg(feature = "plots")]
 pub mod plot;
 pub mod separation;
+pub mod shard;
 pub mod table;
 pub mod write;
 

@@ -355,7 +355,10 @@ impl PretrainedEncoder {
         self.tokenizer.get_vocab_size(true)
     }
 
-    /// Tokenises and encodes `texts` (in order), batching sentences of similar length.
+    /// Tokenises and encodes `texts` (in order), batching sentences of **equal** token length
+    /// (up to `batch_size` per batch): no position is padding, so no work is spent on it, and a
+    /// sentence's states do not depend on which other sentences share its batch — a corpus
+    /// scored in shards gets the bits of a whole run.
     ///
     /// # Errors
     /// [`Error::Format`] when the tokenizer fails on a text.
@@ -364,7 +367,15 @@ impl PretrainedEncoder {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encodings[i].get_ids().len());
         let mut out: Vec<Option<Encoded>> = vec![None; texts.len()];
-        for chunk in order.chunks(self.batch_size.max(1)) {
+        let mut batches: Vec<&[usize]> = Vec::new();
+        let mut start = 0;
+        while start < order.len() {
+            let len = encodings[order[start]].get_ids().len();
+            let end = start + order[start..].iter().take_while(|&&i| encodings[i].get_ids().len() == len).count();
+            batches.extend(order[start..end].chunks(self.batch_size.max(1)));
+            start = end;
+        }
+        for chunk in batches {
             let seq = chunk.iter().map(|&i| encodings[i].get_ids().len()).max().unwrap_or(0).max(1);
             let b = chunk.len();
             let (mut ids, mut types, mut pad) = (vec![0_i64; b * seq], vec![0_i64; b * seq], vec![true; b * seq]);

@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::families::embedding::MemoEmbedder;
 use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response, unscored_notes};
 use crate::models::{CheckpointIdentity, SharedCache};
-use crate::table::Column;
+use crate::table::{Column, ScoreTable};
 
 /// `BERT-RUBER-unref` for every item with a response; with references also `-ref` and the
 /// hybrids `-min`, `-max`, `-amean`, `-gmean` of the min-max normalised scores (the paper's
@@ -101,12 +101,9 @@ impl MetricFamily for BertRuberFamily {
                 }
             }
             let unref: Vec<f64> = at.iter().map(|&i| unreferenced[i]).collect();
-            let (nu, nr) = (min_max_normalize(&unref)?, min_max_normalize(&referenced)?);
             columns.push(Column::spread("BERT-RUBER-ref", n, &at, &referenced)?);
             scores_notes.extend(unscored_notes(items).into_iter().map(|note| format!("referenced score and hybrids: {note}")));
-            for (name, s) in [("min", HybridStrategy::Min), ("max", HybridStrategy::Max), ("amean", HybridStrategy::ArithmeticMean), ("gmean", HybridStrategy::GeometricMean)] {
-                columns.push(Column::spread(format!("BERT-RUBER-{name}").as_str(), n, &at, &hybrid(&nu, &nr, s)?)?);
-            }
+            columns.extend(hybrid_columns(n, &at, &unref, &referenced)?);
         } else {
             scores_notes.push("fewer than two items have a reference: no referenced score or hybrids".to_owned());
         }
@@ -114,4 +111,43 @@ impl MetricFamily for BertRuberFamily {
         scores.notes = scores_notes;
         Ok(FamilyOutput::Scored(scores))
     }
+}
+
+/// The hybrids, in column order: their names and strategies.
+const HYBRIDS: [(&str, HybridStrategy); 4] =
+    [("BERT-RUBER-min", HybridStrategy::Min), ("BERT-RUBER-max", HybridStrategy::Max), ("BERT-RUBER-amean", HybridStrategy::ArithmeticMean), ("BERT-RUBER-gmean", HybridStrategy::GeometricMean)];
+
+/// The four hybrid columns of `n` items from the unreferenced and referenced scores of the items
+/// `at`, each min-max normalised over those items first (the paper's rule: relative to the
+/// corpus scored).
+///
+/// # Errors
+/// A normalisation of fewer than two values or of mismatched lengths.
+pub fn hybrid_columns(n: usize, at: &[usize], unreferenced: &[f64], referenced: &[f64]) -> Result<Vec<Column>> {
+    let (nu, nr) = (min_max_normalize(unreferenced)?, min_max_normalize(referenced)?);
+    HYBRIDS.iter().map(|&(name, s)| Column::spread(name, n, at, &hybrid(&nu, &nr, s)?)).collect()
+}
+
+/// `table` with its BERT-RUBER hybrid columns (if any) computed again from its unreferenced and
+/// referenced columns: what a merge of shards does, since the hybrids are relative to the corpus.
+///
+/// # Errors
+/// As [`hybrid_columns`].
+pub fn recompute_hybrids(table: ScoreTable) -> Result<ScoreTable> {
+    let find = |name: &str| table.columns().iter().find(|c| c.metric.as_str() == name);
+    let (Some(unref), Some(referenced)) = (find("BERT-RUBER-unref"), find("BERT-RUBER-ref")) else { return Ok(table) };
+    if !table.columns().iter().any(|c| HYBRIDS.iter().any(|(h, _)| c.metric.as_str() == *h)) {
+        return Ok(table);
+    }
+    let at: Vec<usize> = (0..table.items()).filter(|&i| unref.values[i].is_some() && referenced.values[i].is_some()).collect();
+    let pick = |c: &Column| at.iter().filter_map(|&i| c.values[i]).collect::<Vec<f64>>();
+    let hybrids = hybrid_columns(table.items(), &at, &pick(unref), &pick(referenced))?;
+    let mut out = ScoreTable::new(table.items());
+    for column in table.columns() {
+        match hybrids.iter().find(|h| h.metric == column.metric) {
+            Some(h) => out.push(h.clone())?,
+            None => out.push(column.clone())?,
+        }
+    }
+    Ok(out)
 }

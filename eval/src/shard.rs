@@ -1,0 +1,220 @@
+//! A corpus split across machines: each of `n` shards scores the items whose id hashes to it
+//! ([`Shard`]), leaves its score table in `shard.json` ([`ShardScores`]), and [`merge`] puts
+//! the tables back together in corpus order, so that the merged report is the one a single
+//! machine would have written.
+//!
+//! **Exactness.** A family whose score of an item depends on that item alone (length,
+//! lexical, Smatch, the embedding metrics, BERT-RUBER's unreferenced and referenced scores, the
+//! LLM judge) gives the same bits in a shard as in a whole run, and the analysis of the merged
+//! table is the same computation on the same numbers: `scores.jsonl`, `scores.csv`,
+//! `correlations.md` and `correlations.json` are byte for byte those of a single run
+//! (`tests/shard.rs`). BERT-RUBER's hybrids are normalised over the corpus, so the merge
+//! recomputes them from the merged unreferenced and referenced columns
+//! ([`crate::families::ruber::hybrid_columns`]). Batched neural encoders (MiniLM, the SLM) pad a
+//! batch to its longest input; a shard batches other neighbours together, which can move a score
+//! in its last bits (float sums in another order), never more. `report.md`'s family table
+//! adds the shards' seconds and lists each shard's notes.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::str::FromStr;
+
+use dialeval_datasets::DialogueItem;
+use serde::{Deserialize, Serialize};
+
+use crate::digest::items_digest;
+use crate::error::{Error, Result};
+use crate::pipeline::{FamilyRun, FamilyStatus};
+use crate::table::{Column, ScoreTable};
+
+/// Shard `index` (1-based) of `of`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// 1 ..= `of`.
+    pub index: usize,
+    /// Shards in all.
+    pub of: usize,
+}
+
+impl Shard {
+    /// Whether the item `id` belongs to this shard: FNV-1a (64 bit) of the id, modulo `of`; the
+    /// same on every machine and independent of the item's position in the file.
+    pub fn contains(&self, id: &str) -> bool {
+        let h = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+        (h % self.of as u64) as usize == self.index - 1
+    }
+
+    /// This shard's items, in corpus order.
+    pub fn select(&self, items: &[DialogueItem]) -> Vec<DialogueItem> {
+        items.iter().filter(|i| self.contains(&i.id)).cloned().collect()
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.of)
+    }
+}
+
+impl FromStr for Shard {
+    type Err = Error;
+
+    /// `k/n` with 1 ≤ k ≤ n.
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || Error::Config(format!("shard {s:?}: expected k/n with 1 <= k <= n (e.g. 2/8)"));
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, of) = (k.trim().parse::<usize>().map_err(|_| bad())?, n.trim().parse::<usize>().map_err(|_| bad())?);
+        if index == 0 || index > of {
+            return Err(bad());
+        }
+        Ok(Self { index, of })
+    }
+}
+
+/// What a shard's run leaves for [`merge`] (`shard.json` in its output folder).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardScores {
+    /// Which shard.
+    pub shard: Shard,
+    /// [`items_digest`] of the whole corpus the shard was cut from.
+    pub corpus: String,
+    /// The shard's item ids, in corpus order (one row of `columns` each).
+    pub ids: Vec<String>,
+    /// Its score table.
+    pub columns: Vec<Column>,
+    /// How each family went.
+    pub runs: Vec<FamilyRun>,
+}
+
+/// The file name of a shard's scores in its output folder.
+pub const SHARD_FILE: &str = "shard.json";
+
+impl ShardScores {
+    /// The scores of `shard`'s items (`items`, as [`Shard::select`] gave them) of the corpus
+    /// `corpus`.
+    ///
+    /// # Errors
+    /// [`Error::Column`] when the table does not have one row per item.
+    pub fn new(shard: Shard, corpus: &[DialogueItem], items: &[DialogueItem], table: &ScoreTable, runs: &[FamilyRun]) -> Result<Self> {
+        if table.items() != items.len() {
+            return Err(Error::Column { metric: "<table>".into(), problem: format!("{} rows for the {} items of shard {shard}", table.items(), items.len()) });
+        }
+        Ok(Self { shard, corpus: items_digest(corpus)?, ids: items.iter().map(|i| i.id.clone()).collect(), columns: table.columns().to_vec(), runs: runs.to_vec() })
+    }
+
+    /// Writes `dir/shard.json`.
+    ///
+    /// # Errors
+    /// [`Error::Io`], [`Error::Json`].
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let path = dir.join(SHARD_FILE);
+        crate::cache::write_atomic_with(&path, |w| serde_json::to_writer(w, self).map_err(std::io::Error::other))
+    }
+
+    /// Reads `dir/shard.json`.
+    ///
+    /// # Errors
+    /// [`Error::Io`], [`Error::Json`] naming the file.
+    pub fn read(dir: &Path) -> Result<Self> {
+        let path = dir.join(SHARD_FILE);
+        let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+        serde_json::from_reader(std::io::BufReader::new(file)).map_err(|e| Error::json(&path, e))
+    }
+}
+
+/// The score table of `items` (the whole corpus, in its order) from the tables of all its
+/// shards, and the family runs (seconds added, each shard's notes prefixed with the shard).
+///
+/// # Errors
+/// [`Error::Config`] when the shards are not exactly 1..=n of one split of this corpus, an item
+/// is in no shard or in two, or the shards' columns differ.
+pub fn merge(items: &[DialogueItem], shards: &[ShardScores]) -> Result<(ScoreTable, Vec<FamilyRun>)> {
+    let Some(first) = shards.first() else { return Err(Error::Config("merge: no shards given".into())) };
+    let of = first.shard.of;
+    let mut seen = vec![false; of];
+    let digest = items_digest(items)?;
+    for s in shards {
+        if s.shard.of != of {
+            return Err(Error::Config(format!("merge: shard {} is of another split than {}", s.shard, first.shard)));
+        }
+        if std::mem::replace(&mut seen[s.shard.index - 1], true) {
+            return Err(Error::Config(format!("merge: shard {} given twice", s.shard)));
+        }
+        if s.corpus != digest {
+            return Err(Error::Config(format!("merge: shard {} was cut from another corpus (or other AMR) than the one given", s.shard)));
+        }
+        let names = |x: &ShardScores| x.columns.iter().map(|c| c.metric.clone()).collect::<Vec<_>>();
+        if names(s) != names(first) {
+            return Err(Error::Config(format!("merge: shard {} has other metrics than shard {} (a family skipped in one of them?)", s.shard, first.shard)));
+        }
+    }
+    if let Some(missing) = seen.iter().position(|s| !s) {
+        return Err(Error::Config(format!("merge: shard {}/{of} is missing", missing + 1)));
+    }
+    // Where each item's row is: (shard, row).
+    let mut at: HashMap<&str, (usize, usize)> = HashMap::new();
+    for (k, s) in shards.iter().enumerate() {
+        for (row, id) in s.ids.iter().enumerate() {
+            if at.insert(id.as_str(), (k, row)).is_some() {
+                return Err(Error::Config(format!("merge: item {id:?} is in two shards")));
+            }
+        }
+    }
+    let rows: Vec<(usize, usize)> = items.iter().map(|i| at.get(i.id.as_str()).copied().ok_or_else(|| Error::Config(format!("merge: item {:?} is in no shard", i.id)))).collect::<Result<_>>()?;
+    if at.len() != items.len() {
+        return Err(Error::Config(format!("merge: the shards hold {} items, the corpus {}", at.len(), items.len())));
+    }
+    let mut table = ScoreTable::new(items.len());
+    for (c, column) in first.columns.iter().enumerate() {
+        let values = rows.iter().map(|&(k, row)| shards[k].columns[c].values.get(row).copied().flatten()).collect();
+        table.push(Column::new(column.metric.clone(), values))?;
+    }
+    #[cfg(feature = "slm")]
+    let table = crate::families::ruber::recompute_hybrids(table)?;
+    Ok((table, merged_runs(shards)))
+}
+
+/// Each family's runs over the shards: seconds added, the status of the first shard (computed
+/// only if every shard computed it), every shard's notes prefixed with the shard.
+fn merged_runs(shards: &[ShardScores]) -> Vec<FamilyRun> {
+    let mut ordered: Vec<&ShardScores> = shards.iter().collect();
+    ordered.sort_by_key(|s| s.shard.index);
+    let mut runs: Vec<FamilyRun> = Vec::new();
+    for s in ordered {
+        for r in &s.runs {
+            let notes = r.notes.iter().map(|n| format!("shard {}: {n}", s.shard));
+            match runs.iter_mut().find(|m| m.family == r.family) {
+                Some(m) => {
+                    m.seconds += r.seconds;
+                    m.notes.extend(notes);
+                    if matches!(r.status, FamilyStatus::Skipped { .. }) {
+                        m.status = r.status.clone();
+                    }
+                }
+                None => runs.push(FamilyRun { family: r.family.clone(), status: r.status.clone(), seconds: r.seconds, notes: notes.collect() }),
+            }
+        }
+    }
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_parse_and_partition_ids() {
+        assert_eq!("2/8".parse::<Shard>().ok(), Some(Shard { index: 2, of: 8 }));
+        for bad in ["0/3", "4/3", "3", "a/b", "1/0"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        let ids: Vec<String> = (0..1000).map(|k| format!("item-{k}")).collect();
+        let shards: Vec<Shard> = (1..=4).map(|index| Shard { index, of: 4 }).collect();
+        for id in &ids {
+            assert_eq!(shards.iter().filter(|s| s.contains(id)).count(), 1, "{id}");
+        }
+        let sizes: Vec<usize> = shards.iter().map(|s| ids.iter().filter(|id| s.contains(id)).count()).collect();
+        assert!(sizes.iter().all(|&n| n > 200), "{sizes:?}");
+    }
+}

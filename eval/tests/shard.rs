@@ -1,0 +1,108 @@
+//! Shard and merge: three shards scored separately and merged give, byte for byte, the
+//! `scores.jsonl`, `scores.csv`, `correlations.md` and `correlations.json` of a single run over
+//! the whole corpus; a merge with a shard missing, given twice or cut from another corpus is an
+//! error; BERT-RUBER's corpus-relative hybrids are recomputed over the merged corpus.
+#![allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
+
+use std::sync::Arc;
+
+use dialeval_common::Criterion;
+use dialeval_datasets::{DialogueItem, Rating};
+use dialeval_eval::families::{EmbeddingFamily, LengthFamily, LexicalFamily, MemoEmbedder};
+use dialeval_eval::shard::{Shard, ShardScores, merge};
+use dialeval_eval::{Evaluation, Report};
+use dialeval_metrics::report::ReportConfig;
+
+mod common;
+use common::{WordHash, item};
+
+fn corpus() -> Vec<DialogueItem> {
+    let words = ["we", "went", "to", "the", "beach", "and", "swam", "all", "day", "long", "it", "was", "fun"];
+    (0..90)
+        .map(|k| {
+            let response: Vec<&str> = (0..2 + k % 7).map(|j| words[(k * 5 + j * 3) % words.len()]).collect();
+            let reference: Vec<&str> = (0..3 + k % 4).map(|j| words[(k + j * 2) % words.len()]).collect();
+            let mut i = item(&format!("item-{k}"), "what did you do", &response.join(" "), &reference.join(" "));
+            i.system = Some(format!("system-{}", k % 4));
+            let overall = ((k * 7) % 5 + 1) as f64;
+            i.ratings = vec![
+                Rating { quality: "overall".into(), criterion: Some(Criterion::Overall), scores: vec![Some(overall), Some((overall + 1.0).min(5.0))] },
+                Rating { quality: "relevance".into(), criterion: None, scores: vec![Some(((k * 3) % 4) as f64)] },
+            ];
+            i
+        })
+        .collect()
+}
+
+fn evaluation<'a>(items: &'a [DialogueItem]) -> Evaluation<'a> {
+    Evaluation::of(items).family(LengthFamily).family(LexicalFamily::new().unwrap()).family(EmbeddingFamily::new(Arc::new(MemoEmbedder::new(WordHash, "word-hash")))).analysis(ReportConfig::default())
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("dialeval-shard-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn merged_shards_equal_a_single_run_byte_for_byte() {
+    let items = corpus();
+    let whole = temp("whole");
+    evaluation(&items).run().unwrap().write(&whole).unwrap();
+
+    let mut dirs = Vec::new();
+    for index in 1..=3 {
+        let shard = Shard { index, of: 3 };
+        let part = shard.select(&items);
+        assert!(part.len() > 10 && part.len() < 60, "shard {shard}: {} items", part.len());
+        let report = evaluation(&part).run().unwrap();
+        let dir = temp(&format!("part{index}"));
+        ShardScores::new(shard, &items, &part, &report.table, &report.runs).unwrap().write(&dir).unwrap();
+        dirs.push(dir);
+    }
+    // Any order of the shards.
+    let shards: Vec<ShardScores> = dirs.iter().rev().map(|d| ShardScores::read(d).unwrap()).collect();
+    let (table, runs) = merge(&items, &shards).unwrap();
+    let merged = temp("merged");
+    Report::analyse(&items, table, runs, &ReportConfig::default(), &|_| {}).unwrap().write(&merged).unwrap();
+    for file in ["scores.jsonl", "scores.csv", "correlations.md", "correlations.json"] {
+        let (a, b) = (std::fs::read(whole.join(file)).unwrap(), std::fs::read(merged.join(file)).unwrap());
+        assert!(a == b, "{file} differs between the single run and the merge");
+    }
+
+    // Misuse is an error, with the reason.
+    let err = |shards: &[ShardScores]| merge(&items, shards).unwrap_err().to_string();
+    assert!(err(&shards[..2]).contains("missing"), "{}", err(&shards[..2]));
+    let twice = [shards[0].clone(), shards[0].clone(), shards[1].clone()];
+    assert!(err(&twice).contains("twice"));
+    let mut other = items.clone();
+    other[0].references = vec!["something else".into()];
+    assert!(merge(&other, &shards).unwrap_err().to_string().contains("another corpus"));
+    for d in dirs.iter().chain([&whole, &merged]) {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[cfg(feature = "slm")]
+#[test]
+fn hybrids_are_recomputed_over_the_merged_corpus() {
+    use dialeval_eval::families::ruber::{hybrid_columns, recompute_hybrids};
+    use dialeval_eval::{Column, ScoreTable};
+    let n = 8;
+    let unref: Vec<f64> = (0..n).map(|k| f64::from(k as u8) * 0.1).collect();
+    let referenced: Vec<f64> = (0..n).map(|k| f64::from(((k * 3) % 8) as u8) * 0.05).collect();
+    let at: Vec<usize> = (0..n).collect();
+    let right = hybrid_columns(n, &at, &unref, &referenced).unwrap();
+    // A shard's hybrids: normalised over its own half only.
+    let half = hybrid_columns(4, &[0, 1, 2, 3], &unref[..4], &referenced[..4]).unwrap();
+    let mut table = ScoreTable::new(n);
+    table.push(Column::new("BERT-RUBER-unref", unref.iter().copied().map(Some).collect())).unwrap();
+    table.push(Column::new("BERT-RUBER-ref", referenced.iter().copied().map(Some).collect())).unwrap();
+    for h in &half {
+        let mut values = h.values.clone();
+        values.extend(vec![Some(0.5); 4]);
+        table.push(Column::new(h.metric.clone(), values)).unwrap();
+    }
+    let fixed = recompute_hybrids(table).unwrap();
+    assert_eq!(&fixed.columns()[2..], &right[..]);
+}
