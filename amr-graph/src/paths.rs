@@ -44,11 +44,15 @@ pub struct PathConfig {
     pub max_path_len: usize,
     /// Append an EOS node.
     pub eos: bool,
+    /// Keep only the last `k` nodes (EOS included) and the paths among them, found over the
+    /// whole graph: what a consumer that cuts to its last `k` nodes needs, built in
+    /// O(k · (n + e) + k² · max_path_len) instead of the whole n² matrix. `None` keeps every node.
+    pub keep_last: Option<usize>,
 }
 
 impl Default for PathConfig {
     fn default() -> Self {
-        Self { max_path_len: 4, eos: true }
+        Self { max_path_len: 4, eos: true, keep_last: None }
     }
 }
 
@@ -105,16 +109,19 @@ impl GraphInput {
             kinds.push(NodeKind::Eos);
         }
         let n = concepts.len();
-        let mut labels = Vec::with_capacity(n * n * 2);
-        let mut offsets = Vec::with_capacity(n * n + 1);
+        // The kept nodes are first..n; indices below stay those of the whole graph.
+        let first = config.keep_last.map_or(0, |k| n.saturating_sub(k));
+        let kept = n - first;
+        let mut labels = Vec::with_capacity(kept * kept * 2);
+        let mut offsets = Vec::with_capacity(kept * kept + 1);
         offsets.push(0);
         let mut search = Bfs::new(n_graph);
         let mut path = Vec::new();
-        for i in 0..n {
+        for i in first..n {
             if i < n_graph {
                 search.run(i, &adjacency);
             }
-            for j in 0..n {
+            for j in first..n {
                 if i == j {
                     labels.push(CompactString::const_new(SELF));
                 } else if i == n_graph || j == n_graph {
@@ -132,6 +139,8 @@ impl GraphInput {
                 offsets.push(u32::try_from(labels.len()).unwrap_or(u32::MAX));
             }
         }
+        concepts.drain(..first);
+        kinds.drain(..first);
         Ok(Self { concepts, kinds, labels, offsets })
     }
 
@@ -417,11 +426,11 @@ mod tests {
 
     #[test]
     fn inverted_roles_are_normalised_and_long_paths_truncated() {
-        let g = input("(a / a :ARG0-of (b / b :op1 (c / c :op2 (d / d :op3 (e / e)))))", PathConfig { max_path_len: 2, eos: false });
+        let g = input("(a / a :ARG0-of (b / b :op1 (c / c :op2 (d / d :op3 (e / e)))))", PathConfig { max_path_len: 2, eos: false, keep_last: None });
         assert_eq!(g.path_string(0, 1).as_deref(), Some("+:ARG0"));
         assert_eq!(g.path(0, 4).map(<[CompactString]>::to_vec), Some(vec!["+:ARG0".into(), TRUNCATED.into()]));
         assert_eq!(g.len(), 5);
-        assert!(GraphInput::new(&AmrGraph::decode("(a / a)").unwrap_or_else(|e| panic!("{e}")), &PathConfig { max_path_len: 0, eos: true }).is_err());
+        assert!(GraphInput::new(&AmrGraph::decode("(a / a)").unwrap_or_else(|e| panic!("{e}")), &PathConfig { max_path_len: 0, eos: true, keep_last: None }).is_err());
     }
 
     #[test]

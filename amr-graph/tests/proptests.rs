@@ -117,9 +117,24 @@ proptest! {
     }
 
     #[test]
+    fn keeping_the_last_nodes_gives_the_tail_of_the_whole_matrix(t in tree(), k in 1_usize..8, eos in any::<bool>()) {
+        let g = AmrGraph::from_tree(t);
+        let whole = GraphInput::new(&g, &PathConfig { max_path_len: 3, eos, keep_last: None }).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let cut = GraphInput::new(&g, &PathConfig { max_path_len: 3, eos, keep_last: Some(k) }).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let first = whole.len().saturating_sub(k);
+        prop_assert_eq!(&cut.concepts[..], &whole.concepts[first..]);
+        prop_assert_eq!(&cut.kinds[..], &whole.kinds[first..]);
+        for i in 0..cut.len() {
+            for j in 0..cut.len() {
+                prop_assert_eq!(cut.path(i, j), whole.path(first + i, first + j), "cell ({}, {})", i, j);
+            }
+        }
+    }
+
+    #[test]
     fn path_matrix_is_antisymmetric_in_direction(t in tree()) {
         let g = AmrGraph::from_tree(t);
-        let input = GraphInput::new(&g, &PathConfig { max_path_len: 64, eos: true })
+        let input = GraphInput::new(&g, &PathConfig { max_path_len: 64, eos: true, keep_last: None })
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let n = input.len();
         // Without re-entrancy (no node with two incoming edges, none into the top) the graph is

@@ -248,8 +248,13 @@ pub struct Featurizer {
 
 /// The Graph-Transformer input of a PENMAN string, or `None` when it does not parse.
 pub fn graph_input(penman: &str, max_path: usize) -> Option<GraphInput> {
+    graph_input_last(penman, max_path, None)
+}
+
+/// As [`graph_input`], with only the last `keep_last` nodes (see `PathConfig::keep_last`).
+fn graph_input_last(penman: &str, max_path: usize, keep_last: Option<usize>) -> Option<GraphInput> {
     let g = AmrGraph::decode(penman).ok()?;
-    GraphInput::new(&g, &PathConfig { max_path_len: max_path, eos: false }).ok()
+    GraphInput::new(&g, &PathConfig { max_path_len: max_path, eos: false, keep_last }).ok()
 }
 
 impl Featurizer {
@@ -312,7 +317,9 @@ impl Featurizer {
     }
 
     fn graph(&self, graphs: &[Option<&str>]) -> (Vec<u32>, Vec<u32>) {
-        let inputs: Vec<Option<GraphInput>> = graphs.iter().map(|g| g.and_then(|p| graph_input(p, self.max_path))).collect();
+        // Only the last max_nodes nodes of all graphs together are kept (below), so no graph
+        // needs more than its own last max_nodes: the path matrix is cut before it is built.
+        let inputs: Vec<Option<GraphInput>> = graphs.iter().map(|g| g.and_then(|p| graph_input_last(p, self.max_path, Some(self.max_nodes)))).collect();
         let mut concepts: Vec<u32> = Vec::new();
         let mut owner: Vec<usize> = Vec::new();
         let mut local: Vec<usize> = Vec::new();
