@@ -175,8 +175,9 @@ pub fn merge(items: &[DialogueItem], shards: &[ShardScores]) -> Result<(ScoreTab
     Ok((table, merged_runs(shards)))
 }
 
-/// Each family's runs over the shards: seconds added, the status of the first shard (computed
-/// only if every shard computed it), every shard's notes prefixed with the shard.
+/// Each family's runs over the shards: seconds added, the first shard's status (or skipped,
+/// with its reason, when any shard skipped the family), every shard's notes prefixed with the
+/// shard.
 fn merged_runs(shards: &[ShardScores]) -> Vec<FamilyRun> {
     let mut ordered: Vec<&ShardScores> = shards.iter().collect();
     ordered.sort_by_key(|s| s.shard.index);
