@@ -153,11 +153,6 @@ impl HumanScores {
         }
         Self { qualities, uncorrelated }
     }
-
-    /// The per-item means of `quality`, if it is correlated.
-    pub fn values(&self, quality: &Quality) -> Option<&[Option<f64>]> {
-        self.qualities.iter().find(|(q, _)| q == quality).map(|(_, v)| v.as_slice())
-    }
 }
 
 /// Spearman and Pearson of one metric with one quality.
