@@ -45,7 +45,7 @@ fn usr() -> (Vec<DialogueItem>, AmrIndex, Vec<std::path::PathBuf>) {
 fn compute(family: &impl MetricFamily, items: &[DialogueItem]) -> usize {
     match family.compute(items, &|_, _| {}).unwrap() {
         dialeval_eval::FamilyOutput::Scored(s) => s.columns.len(),
-        dialeval_eval::FamilyOutput::Skipped(why) => panic!("skipped: {why}"),
+        dialeval_eval::FamilyOutput::NoneScored { reason: why, .. } | dialeval_eval::FamilyOutput::Skipped(why) => panic!("skipped: {why}"),
     }
 }
 

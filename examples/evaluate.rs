@@ -20,11 +20,12 @@ use dialeval_amr_graph::smatch::SmatchConfig;
 use dialeval_amr_parse::{AmrParser, CommandAmrParser, LlmAmrParser, LlmParserConfig};
 use dialeval_common::MultiRef;
 use dialeval_datasets::DialogueItem;
-use dialeval_datasets::amr::AmrIndex;
+use dialeval_datasets::amr::{AmrIndex, Coverage};
+use dialeval_eval::digest::items_digest;
 use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LengthFamily, LexicalFamily, LlmFamily, MemoEmbedder, SlmFamily, SmatchFamily};
 use dialeval_eval::models::{CheckpointIdentity, Compute, ModelSource, Retrain, RetrainData, SharedCache, default_cache_dir};
 use dialeval_eval::shard::{Shard, ShardScores, merge};
-use dialeval_eval::{Evaluation, Event, FamilyCache, Pipeline, Report};
+use dialeval_eval::{Evaluation, Event, FamilyCache, ItemSource, JsonlSource, Pipeline, Report};
 use dialeval_examples::Progress;
 use dialeval_llm_prompt::prompt::{Templates, Variant};
 use dialeval_llm_prompt::{CachedClient, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
@@ -117,6 +118,10 @@ struct Args {
     /// Bootstrap resamples for the Spearman and Kendall intervals (0: no intervals).
     #[arg(long, default_value_t = 1000)]
     bootstrap: usize,
+    /// Items per chunk: each family scores and caches this many at a time, so a killed run
+    /// resumes at the chunk it was in, and a JSONL corpus is read a chunk at a time.
+    #[arg(long, default_value_t = dialeval_eval::DEFAULT_CHUNK_ITEMS)]
+    chunk: usize,
     /// Score only shard k of n (items chosen by a hash of their id) and leave `shard.json` in
     /// --out for `--merge`.
     #[arg(long)]
@@ -149,40 +154,72 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> AnyResult<()> {
-    let mut items = load_corpus(&args)?;
+    // JSONL is read as a stream, a chunk at a time (graphs attached and the shard picked as it
+    // is read); the other corpora are one JSON document each and are loaded whole. Parsing the
+    // utterances that lack a graph needs them all first, so --amr-parser loads JSONL whole too.
+    let stream = args.corpus == Corpus::Jsonl && args.amr_parser.is_none();
+    let mut corpus = if stream { Vec::new() } else { load_corpus(&args)? };
     let mut amr_files = if args.amr.is_empty() && args.corpus == Corpus::Usr { vec![args.data.join("silver-amr/usr-personachat.silver.amr.txt")] } else { args.amr.clone() };
     if let Some(choice) = &args.amr_parser {
-        amr_files.push(parse_missing(&args, choice, &items, &amr_files)?);
+        amr_files.push(parse_missing(&args, choice, &corpus, &amr_files)?);
     }
     // Lenient by default: a malformed block is skipped and named (here and in report.md), the
     // file's other graphs are served; --strict-amr makes it an error.
-    let amr = if args.strict_amr { AmrIndex::load(&amr_files)? } else { AmrIndex::load_lenient(&amr_files)? };
+    let amr = Arc::new(if args.strict_amr { AmrIndex::load(&amr_files)? } else { AmrIndex::load_lenient(&amr_files)? });
     for bad in &amr.malformed {
         eprintln!("evaluate: AMR block skipped: {bad} (--strict-amr makes this an error)");
     }
-    let coverage = amr.attach(&mut items);
-    eprintln!("evaluate: {} items of {:?}; AMR for {} of {} utterances", items.len(), args.corpus, coverage.with_amr, coverage.turns);
+    let coverage = Arc::new(std::sync::Mutex::new(Coverage::default()));
+    let part = if stream {
+        Vec::new()
+    } else {
+        *coverage.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = amr.attach(&mut corpus);
+        eprintln!("evaluate: {} items of {:?}", corpus.len(), args.corpus);
+        args.shard.map_or_else(Vec::new, |shard| shard.select(&corpus))
+    };
+    // The items scored (a shard's, or all) and, for a shard, the whole corpus it is cut from.
+    let source = |shard: Option<Shard>| -> AnyResult<Box<dyn ItemSource>> {
+        if !stream {
+            return Ok(Box::new(if shard.is_some() { part.as_slice() } else { corpus.as_slice() }));
+        }
+        let (amr, coverage) = (Arc::clone(&amr), Arc::clone(&coverage));
+        let mut jsonl = JsonlSource::new(Path::new(args.input.as_deref().ok_or("--corpus jsonl needs --input")?)).prepare(move |chunk| {
+            let found = amr.attach(chunk);
+            let mut c = coverage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            c.turns += found.turns;
+            c.with_amr += found.with_amr;
+            Ok(())
+        });
+        jsonl = match shard {
+            Some(shard) => jsonl.keep(move |item| shard.contains(&item.id)),
+            None => jsonl.counted()?,
+        };
+        Ok(Box::new(jsonl))
+    };
+    let covered = || {
+        let c = *coverage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        eprintln!("evaluate: AMR for {} of {} utterances", c.with_amr, c.turns);
+    };
     let mut config = ReportConfig::default();
     config.bootstrap = config.bootstrap.filter(|_| args.bootstrap > 0).map(|b| BootstrapConfig { resamples: args.bootstrap, ..b });
+    let bar = std::sync::Mutex::new(Reporter::default());
     if !args.merge.is_empty() {
         let shards: Vec<ShardScores> = args.merge.iter().map(|d| ShardScores::read(d)).collect::<Result<_, _>>()?;
-        let (table, runs) = merge(&items, &shards)?;
+        // One pass over the corpus, without families: its ids, human scores and digest.
+        let scan = Pipeline::new().run_source(source(None)?.as_ref(), args.chunk, &|event| report(event, &bar))?;
+        let (table, runs) = merge(&scan.rows.ids, &scan.digest, &shards)?;
         eprintln!("evaluate: merged {} shards into {} items × {} metrics", shards.len(), table.items(), table.columns().len());
-        let bar = std::sync::Mutex::new(None::<Progress>);
-        let done = Report::analyse(&items, table, runs, &config, &|event| report(event, &bar))?;
+        let done = Report::analyse(scan.rows, scan.human, table, runs, &config, &|event| report(event, &bar))?;
         eprintln!("evaluate: writing the report …");
         done.write(&args.out)?;
         println!("{}", dialeval_eval::write::summary_markdown(&done.analysis));
         eprintln!("evaluate: report in {}", args.out.join("report.md").display());
         return Ok(());
     }
-    let corpus = items;
-    let part = args.shard.map(|shard| {
-        let part = shard.select(&corpus);
+    if let (Some(shard), false) = (args.shard, stream) {
         eprintln!("evaluate: shard {shard}: {} of the {} items", part.len(), corpus.len());
-        part
-    });
-    let items: &[DialogueItem] = part.as_deref().unwrap_or(&corpus);
+    }
+    let items = source(args.shard)?;
     let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&args.out.join("metrics"))?);
     let device = args.device.device()?;
     let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &device).map(Arc::new);
@@ -254,13 +291,15 @@ fn run(args: Args) -> AnyResult<()> {
             }
         }
     }
-    let bar = std::sync::Mutex::new(None::<Progress>);
-    let done = Evaluation::with_pipeline(items, pipeline).analysis(config).observe(|event| report(event, &bar)).run()?;
+    let done = Evaluation::of_source(items.as_ref()).pipeline(pipeline).chunk_items(args.chunk).analysis(config).observe(|event| report(event, &bar)).run()?;
+    covered();
     eprintln!("evaluate: writing the report …");
     done.write(&args.out)?;
     if let Some(shard) = args.shard {
-        ShardScores::new(shard, &corpus, items, &done.table, &done.runs)?.write(&args.out)?;
-        eprintln!("evaluate: shard {shard}: scores for the merge in {}", args.out.join(dialeval_eval::shard::SHARD_FILE).display());
+        // The digest of the whole corpus the shard is cut from, so that the merge can check it.
+        let corpus_digest = if stream { Pipeline::new().run_source(source(None)?.as_ref(), args.chunk, &|_| {})?.digest } else { items_digest(&corpus)? };
+        ShardScores::new(shard, &corpus_digest, &done.rows.ids, &done.table, &done.runs)?.write(&args.out)?;
+        eprintln!("evaluate: shard {shard}: {} items; scores for the merge in {}", done.rows.len(), args.out.join(dialeval_eval::shard::SHARD_FILE).display());
     }
     println!("{}", dialeval_eval::write::summary_markdown(&done.analysis));
     for r in &done.runs {
@@ -270,28 +309,49 @@ fn run(args: Args) -> AnyResult<()> {
     Ok(())
 }
 
+/// What [`report`] shows: a bar for the family at work, or, over a corpus of several chunks,
+/// one bar over all its items (the families' own lines for the first chunk only).
+#[derive(Default)]
+struct Reporter {
+    bar: Option<Progress>,
+    items: Option<Progress>,
+    chunk: usize,
+}
+
 /// Prints the pipeline's events on stderr, with a progress bar for the family at work.
-fn report(event: Event<'_>, bar: &std::sync::Mutex<Option<Progress>>) {
-    let mut bar = bar.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+fn report(event: Event<'_>, state: &std::sync::Mutex<Reporter>) {
+    let mut state = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let first = state.chunk == 0;
     match event {
-        Event::Cached { family, metrics } => eprintln!("evaluate: {family}: cached ({metrics} metrics)"),
-        Event::Started { family } => {
-            eprintln!("evaluate: {family} …");
-            *bar = Some(Progress::new(family));
+        Event::Chunk { index, first_item, items, total } => {
+            state.chunk = index;
+            if index > 0 || total.is_some_and(|t| t > items) {
+                let bar = state.items.get_or_insert_with(|| Progress::new("items"));
+                bar.update(first_item, total.unwrap_or(first_item + items));
+            }
         }
-        Event::Progress { done, total, .. } => bar.iter().for_each(|b| b.update(done, total)),
-        Event::Finished { family, seconds } => {
-            bar.take().iter().for_each(Progress::finish);
+        Event::Cached { family, metrics } if first => eprintln!("evaluate: {family}: cached ({metrics} metrics)"),
+        Event::Started { family } if first => {
+            eprintln!("evaluate: {family} …");
+            state.bar = Some(Progress::new(family));
+        }
+        Event::Progress { done, total, .. } => state.bar.iter().for_each(|b| b.update(done, total)),
+        Event::Finished { family, seconds } if first => {
+            state.bar.take().iter().for_each(Progress::finish);
             eprintln!("evaluate: {family}: done in {seconds:.1} s");
         }
+        Event::Cached { .. } | Event::Started { .. } | Event::Finished { .. } => {}
         Event::Skipped { family, reason } => eprintln!("evaluate: {family}: skipped ({reason})"),
         Event::Note { family, text } => eprintln!("evaluate: {family}: {text}"),
         Event::Analysis { done, total } => {
-            let analysis = bar.get_or_insert_with(|| Progress::new("analysis"));
+            if let Some(items) = state.items.take() {
+                items.finish();
+            }
+            let analysis = state.bar.get_or_insert_with(|| Progress::new("analysis"));
             analysis.update(done, total);
             if done == total {
                 analysis.finish();
-                *bar = None;
+                state.bar = None;
             }
         }
     }

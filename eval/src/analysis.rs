@@ -121,14 +121,47 @@ impl HumanScores {
     /// The human scores of `items`. A rating that a loader mapped to a criterion counts as that
     /// criterion; any other rating name is a quality of its own.
     pub fn of(items: &[DialogueItem]) -> Self {
-        let mut names: Vec<String> = Vec::new();
+        let mut builder = HumanScoresBuilder::default();
+        builder.add(items);
+        builder.finish()
+    }
+}
+
+/// [`HumanScores::of`] fed a chunk of items at a time, for a corpus read as a stream.
+#[derive(Debug, Clone, Default)]
+pub struct HumanScoresBuilder {
+    items: usize,
+    /// Per criterion of [`Criterion::ALL`]: the means, and whether any item rates it.
+    criteria: Vec<(Vec<Option<f64>>, bool)>,
+    /// The other rating names in the order they first appear, with their means.
+    named: Vec<(String, Vec<Option<f64>>)>,
+}
+
+impl HumanScoresBuilder {
+    /// Adds `items` (after those added before).
+    pub fn add(&mut self, items: &[DialogueItem]) {
+        if self.criteria.is_empty() {
+            self.criteria = Criterion::ALL.iter().map(|_| (Vec::new(), false)).collect();
+        }
         for item in items {
+            for (c, (values, present)) in Criterion::ALL.iter().zip(&mut self.criteria) {
+                values.push(item.mean(*c).filter(|v| v.is_finite()));
+                *present |= item.rating(*c).is_some();
+            }
             for r in item.ratings.iter().filter(|r| r.criterion.is_none()) {
-                if !names.contains(&r.quality) {
-                    names.push(r.quality.clone());
+                if !self.named.iter().any(|(n, _)| *n == r.quality) {
+                    self.named.push((r.quality.clone(), vec![None; self.items]));
                 }
             }
+            for (name, values) in &mut self.named {
+                values.push(item.ratings.iter().find(|r| r.criterion.is_none() && r.quality == *name).and_then(Rating::mean).filter(|v| v.is_finite()));
+            }
+            self.items += 1;
         }
+    }
+
+    /// The human scores of the items added.
+    pub fn finish(self) -> HumanScores {
         let mut qualities = Vec::new();
         let mut uncorrelated = Vec::new();
         let keep = |quality: Quality, values: Vec<Option<f64>>, present: bool, qualities: &mut Vec<_>, uncorrelated: &mut Vec<Uncorrelated>| {
@@ -139,19 +172,18 @@ impl HumanScores {
                 uncorrelated.push(Uncorrelated { name: quality.name().to_owned(), reason: format!("rated on {rated} item(s); a correlation needs at least {MIN_RATED_ITEMS}") });
             }
         };
-        for c in Criterion::ALL {
-            let present = items.iter().any(|i| i.rating(c).is_some());
-            keep(Quality::Criterion(c), items.iter().map(|i| i.mean(c).filter(|v| v.is_finite())).collect(), present, &mut qualities, &mut uncorrelated);
+        let criteria = if self.criteria.is_empty() { Criterion::ALL.iter().map(|_| (Vec::new(), false)).collect() } else { self.criteria };
+        for (c, (values, present)) in Criterion::ALL.iter().zip(criteria) {
+            keep(Quality::Criterion(*c), values, present, &mut qualities, &mut uncorrelated);
         }
-        for name in names {
+        for (name, values) in self.named {
             if let Ok(c) = name.parse::<Criterion>() {
-                uncorrelated.push(Uncorrelated { name, reason: format!("named like the criterion {c} but not mapped to it by the loader, so it would be read as that criterion") });
+                uncorrelated.push(Uncorrelated { reason: format!("named like the criterion {c} but not mapped to it by the loader, so it would be read as that criterion"), name });
                 continue;
             }
-            let values = items.iter().map(|i| i.ratings.iter().find(|r| r.criterion.is_none() && r.quality == name).and_then(Rating::mean).filter(|v| v.is_finite())).collect();
             keep(Quality::Named(name), values, true, &mut qualities, &mut uncorrelated);
         }
-        Self { qualities, uncorrelated }
+        HumanScores { qualities, uncorrelated }
     }
 }
 

@@ -19,10 +19,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::digest::sha256;
 use crate::error::{Error, Result};
+use crate::family::Note;
 use crate::table::Column;
 
-/// What a cached result was computed from: a sha256 of the items' digest, the family's name,
-/// the version of its computation and its settings (canonical JSON).
+/// The layout of an entry's file, part of every key: entries written by an older layout miss
+/// rather than read as damaged. 2: a chunk of items per entry, structured notes.
+pub const FORMAT: &str = "entry/2";
+
+/// What a cached result was computed from: a sha256 of the entry [`FORMAT`], the items' digest
+/// (of the chunk of the corpus the entry holds), the family's name, the version of its
+/// computation and its settings (canonical JSON).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct CacheKey(String);
@@ -36,7 +42,7 @@ impl CacheKey {
     /// Never in practice (a JSON value always serialises).
     pub fn new(family: &str, version: &str, settings: &serde_json::Value, items: &str) -> Result<Self> {
         let settings = serde_json::to_string(settings).map_err(|e| Error::json(format!("<settings of {family}>"), e))?;
-        Ok(Self(sha256(format!("{family}\n{version}\n{items}\n{settings}").as_bytes())))
+        Ok(Self(sha256(format!("{FORMAT}\n{family}\n{version}\n{items}\n{settings}").as_bytes())))
     }
 
     /// The key as hex.
@@ -53,7 +59,7 @@ struct Entry {
     /// Kept for a reader of the file: what the key was made of.
     settings: serde_json::Value,
     columns: Vec<Column>,
-    notes: Vec<String>,
+    notes: Vec<Note>,
 }
 
 /// A cached family result.
@@ -62,7 +68,7 @@ pub struct Cached {
     /// The columns.
     pub columns: Vec<Column>,
     /// The notes the family gave when it computed them.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// What [`FamilyCache::load`] found.
@@ -139,7 +145,7 @@ impl FamilyCache {
     ///
     /// # Errors
     /// [`Error::Io`] or [`Error::Json`].
-    pub fn store(&self, family: &str, version: &str, key: &CacheKey, settings: &serde_json::Value, columns: &[Column], notes: &[String]) -> Result<()> {
+    pub fn store(&self, family: &str, version: &str, key: &CacheKey, settings: &serde_json::Value, columns: &[Column], notes: &[Note]) -> Result<()> {
         let entry = Entry { family: family.to_owned(), version: version.to_owned(), key: key.clone(), settings: settings.clone(), columns: columns.to_vec(), notes: notes.to_vec() };
         let path = self.path(family, key);
         if let Some(parent) = path.parent() {
@@ -218,7 +224,7 @@ mod tests {
         assert_ne!(key, CacheKey::new("f", "f/2", &settings, "items").unwrap(), "a new version of the code is a new key");
         assert_eq!(cache.load("f", &key, 2).unwrap(), Lookup::Miss);
         let columns = vec![Column::new("m", vec![Some(0.5), None])];
-        let notes = vec!["1 of 2 items has no reference".to_owned()];
+        let notes = vec![Note::count("{0} of {1} items have no reference", &[1, 2])];
         cache.store("f", "f/1", &key, &settings, &columns, &notes).unwrap();
         let columns_b = vec![Column::new("m", vec![Some(0.1), Some(0.2)])];
         cache.store("f", "f/1", &other, &settings, &columns_b, &[]).unwrap();

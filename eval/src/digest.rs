@@ -66,12 +66,45 @@ struct ItemKey<'a> {
 /// # Errors
 /// Never in practice (serialising these types cannot fail); kept typed.
 pub fn items_digest(items: &[DialogueItem]) -> Result<String> {
-    let keys: Vec<ItemKey<'_>> = items
-        .iter()
-        .map(|i| ItemKey { id: &i.id, context: &i.context, response: i.response.as_ref(), references: &i.references, knowledge: i.knowledge.as_deref(), system: i.system.as_deref() })
-        .collect();
-    let json = serde_json::to_vec(&keys).map_err(|e| Error::json("<items>", e))?;
-    Ok(sha256(&json))
+    let mut digest = ItemsDigest::new();
+    digest.add(items)?;
+    Ok(digest.finish())
+}
+
+/// [`items_digest`] fed a chunk at a time: the digest of a corpus read as a stream, never held
+/// whole (or serialised whole). Chunks of any sizes give the digest of the items they add up to.
+#[derive(Debug, Clone, Default)]
+pub struct ItemsDigest {
+    hasher: Sha256,
+    buffer: Vec<u8>,
+}
+
+impl ItemsDigest {
+    /// The digest of no items yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `items` (after those added before).
+    ///
+    /// # Errors
+    /// Never in practice (serialising these types cannot fail); kept typed.
+    pub fn add(&mut self, items: &[DialogueItem]) -> Result<()> {
+        for i in items {
+            let key = ItemKey { id: &i.id, context: &i.context, response: i.response.as_ref(), references: &i.references, knowledge: i.knowledge.as_deref(), system: i.system.as_deref() };
+            self.buffer.clear();
+            serde_json::to_writer(&mut self.buffer, &key).map_err(|e| Error::json("<items>", e))?;
+            // One JSON value per line: no item's text can run into the next one's.
+            self.buffer.push(b'\n');
+            self.hasher.update(&self.buffer);
+        }
+        Ok(())
+    }
+
+    /// The digest, hex.
+    pub fn finish(self) -> String {
+        hex(&self.hasher.finalize())
+    }
 }
 
 #[cfg(test)]
@@ -96,6 +129,18 @@ mod tests {
         let mut rated = item("hi", "hello", "hey");
         rated.ratings.push(dialeval_datasets::Rating { quality: "Overall".into(), criterion: None, scores: vec![Some(3.0)] });
         assert_eq!(items_digest(&[rated]).unwrap_or_else(|e| panic!("{e}")), base, "ratings change no score");
+    }
+
+    #[test]
+    fn a_digest_fed_in_chunks_is_the_digest_of_the_whole() {
+        let items: Vec<DialogueItem> = (0..5).map(|k| item(&format!("c{k}"), &format!("r{k}"), "x")).collect();
+        let whole = items_digest(&items).unwrap_or_else(|e| panic!("{e}"));
+        let mut d = ItemsDigest::new();
+        for chunk in items.chunks(2) {
+            d.add(chunk).unwrap_or_else(|e| panic!("{e}"));
+        }
+        assert_eq!(d.finish(), whole);
+        assert_ne!(items_digest(&items[..4]).unwrap_or_else(|e| panic!("{e}")), whole);
     }
 
     #[test]

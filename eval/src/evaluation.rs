@@ -1,7 +1,8 @@
 //! The pipeline as one call: `Evaluation::of(&items).family(..).cache(dir)?.run()?` scores the
 //! items, correlates every metric with the human ratings the items carry, and returns a
 //! [`Report`] that can be read or written. The human scores, the systems and the response
-//! lengths are taken from the items; nothing is derived by hand at the call site.
+//! lengths are taken from the items; nothing is derived by hand at the call site. The items
+//! may be a slice or any [`ItemSource`] (a JSONL file streamed chunk by chunk: `of_source`).
 
 use std::path::Path;
 
@@ -12,13 +13,25 @@ use crate::analysis::{Analysis, HumanScores};
 use crate::cache::FamilyCache;
 use crate::error::Result;
 use crate::family::MetricFamily;
-use crate::pipeline::{Event, FamilyRun, Pipeline};
+use crate::pipeline::{DEFAULT_CHUNK_ITEMS, Event, FamilyRun, Pipeline};
+use crate::rows::ItemRows;
+use crate::source::ItemSource;
 use crate::table::ScoreTable;
 use crate::write::Written;
 
-/// An evaluation of `items` being set up; [`Evaluation::run`] runs it.
+/// The items of an [`Evaluation`].
+enum Source<'a> {
+    Slice(&'a [DialogueItem]),
+    Dyn(&'a dyn ItemSource),
+}
+
+/// The source `Evaluation::of` starts from before it sets its slice.
+static NO_ITEMS: Vec<DialogueItem> = Vec::new();
+
+/// An evaluation of a corpus being set up; [`Evaluation::run`] runs it.
 pub struct Evaluation<'a> {
-    items: &'a [DialogueItem],
+    source: Source<'a>,
+    chunk_items: usize,
     pipeline: Pipeline,
     config: ReportConfig,
     observe: Box<dyn Fn(Event<'_>) + Sync + 'a>,
@@ -28,13 +41,34 @@ impl<'a> Evaluation<'a> {
     /// An evaluation of `items` (AMR attached where wanted) with no family yet, no cache, and
     /// the default analysis (1,000 bootstrap resamples, seeded).
     pub fn of(items: &'a [DialogueItem]) -> Self {
-        Self { items, pipeline: Pipeline::new(), config: ReportConfig::default(), observe: Box::new(|_| {}) }
+        Self { source: Source::Slice(items), ..Self::of_source(&NO_ITEMS) }
+    }
+
+    /// An evaluation of the items of `source`, read a chunk at a time
+    /// ([`DEFAULT_CHUNK_ITEMS`] unless [`Evaluation::chunk_items`] says otherwise).
+    pub fn of_source(source: &'a dyn ItemSource) -> Self {
+        Self { source: Source::Dyn(source), chunk_items: DEFAULT_CHUNK_ITEMS, pipeline: Pipeline::new(), config: ReportConfig::default(), observe: Box::new(|_| {}) }
     }
 
     /// An evaluation of `items` with the families (and cache) of a [`Pipeline`] assembled
     /// elsewhere, e.g. in a loop over user choices.
     pub fn with_pipeline(items: &'a [DialogueItem], pipeline: Pipeline) -> Self {
         Self { pipeline, ..Self::of(items) }
+    }
+
+    /// The families (and cache) of `pipeline` instead of those added so far.
+    #[must_use]
+    pub fn pipeline(mut self, pipeline: Pipeline) -> Self {
+        self.pipeline = pipeline;
+        self
+    }
+
+    /// Items per chunk: each family scores and caches this many at a time (the scores are the
+    /// same for any size; memory and the work a killed run loses grow with it).
+    #[must_use]
+    pub fn chunk_items(mut self, n: usize) -> Self {
+        self.chunk_items = n.max(1);
+        self
     }
 
     /// Adds a family (run in the order added).
@@ -78,32 +112,34 @@ impl<'a> Evaluation<'a> {
     ///
     /// # Errors
     /// As [`Pipeline::run`] and [`Analysis::of`].
-    pub fn run(self) -> Result<Report<'a>> {
-        let scored = self.pipeline.run(self.items, &*self.observe)?;
-        Report::analyse(self.items, scored.table, scored.runs, &self.config, &*self.observe)
+    pub fn run(self) -> Result<Report> {
+        let source: &dyn ItemSource = match &self.source {
+            Source::Slice(items) => items,
+            Source::Dyn(source) => *source,
+        };
+        let scored = self.pipeline.run_source(source, self.chunk_items, &*self.observe)?;
+        Report::analyse(scored.rows, scored.human, scored.table, scored.runs, &self.config, &*self.observe)
     }
 }
 
-impl<'a> Report<'a> {
-    /// The report of a score table of `items` computed elsewhere (the shards' tables put back
-    /// together by [`crate::shard::merge`]): the same analysis [`Evaluation::run`] does.
+impl Report {
+    /// The report of a score table computed elsewhere (the shards' tables put back together by
+    /// [`crate::shard::merge`]) for the items of `rows` with the human scores `human`: the same
+    /// analysis [`Evaluation::run`] does.
     ///
     /// # Errors
     /// As [`Analysis::of`].
-    pub fn analyse(items: &'a [DialogueItem], table: ScoreTable, runs: Vec<FamilyRun>, config: &ReportConfig, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<Self> {
-        let human = HumanScores::of(items);
-        let systems: Vec<Option<String>> = items.iter().map(|i| i.system.clone()).collect();
-        let lengths: Vec<Option<f64>> = items.iter().map(|i| i.response.as_ref().map(|r| dialeval_common::word_count(&r.text) as f64)).collect();
-        let analysis = Analysis::of_with_progress(&table, &human, &systems, &lengths, config, &|done, total| observe(Event::Analysis { done, total }))?;
-        Ok(Self { items, table, runs, human, analysis })
+    pub fn analyse(rows: ItemRows, human: HumanScores, table: ScoreTable, runs: Vec<FamilyRun>, config: &ReportConfig, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<Self> {
+        let analysis = Analysis::of_with_progress(&table, &human, &rows.systems, &rows.lengths, config, &|done, total| observe(Event::Analysis { done, total }))?;
+        Ok(Self { rows, table, runs, human, analysis })
     }
 }
 
 /// What an [`Evaluation`] produced.
 #[derive(Debug)]
-pub struct Report<'a> {
-    /// The items evaluated.
-    pub items: &'a [DialogueItem],
+pub struct Report {
+    /// Id, system, response and length of the items evaluated.
+    pub rows: ItemRows,
     /// Items × metrics.
     pub table: ScoreTable,
     /// How each family went (status, time, notes).
@@ -114,12 +150,12 @@ pub struct Report<'a> {
     pub analysis: Analysis,
 }
 
-impl Report<'_> {
+impl Report {
     /// Writes the report files into `dir` ([`crate::write::write_all`]).
     ///
     /// # Errors
     /// As [`crate::write::write_all`].
     pub fn write(&self, dir: &Path) -> Result<Written> {
-        crate::write::write_all(dir, self.items, &self.table, &self.human, &self.analysis, &self.runs)
+        crate::write::write_all(dir, &self.rows, &self.table, &self.human, &self.analysis, &self.runs)
     }
 }

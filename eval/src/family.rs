@@ -1,7 +1,7 @@
 //! Metric families: metrics computed together from the same inputs and cached together.
 
 use dialeval_datasets::DialogueItem;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::table::Column;
@@ -32,10 +32,23 @@ pub trait MetricFamily {
     /// Scores `items` (context, response, references and graphs attached), calling
     /// `progress(done, total)` on long work.
     ///
+    /// The [`Pipeline`](crate::Pipeline) calls it once per chunk of the corpus, so a score of
+    /// an item must depend on that item alone; what is relative to the corpus (BERT-RUBER's
+    /// normalised hybrids) is done in [`MetricFamily::finish`].
+    ///
     /// # Errors
     /// Whatever stops the family as a whole; an item the family cannot score is a `None` cell,
     /// and a family that cannot run here at all returns [`FamilyOutput::Skipped`].
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput>;
+
+    /// The columns of the whole corpus from those its chunks gave, put together in item order:
+    /// what depends on the corpus as a whole is computed here. The default keeps them as they are.
+    ///
+    /// # Errors
+    /// What the family's corpus-level step can fail with.
+    fn finish(&self, columns: Vec<Column>) -> Result<Vec<Column>> {
+        Ok(columns)
+    }
 }
 
 /// What a family produced.
@@ -43,8 +56,163 @@ pub trait MetricFamily {
 pub enum FamilyOutput {
     /// Scores.
     Scored(FamilyScores),
-    /// Nothing, and why (no references, no model, no endpoint).
+    /// Nothing in these items can be scored (none has a reference, say): every cell empty. On a
+    /// chunk of the corpus the family's other chunks may still have scores; a corpus of which
+    /// no chunk has any is reported as skipped, with the reason. The notes count these items as
+    /// a scored chunk's would, so that the notes of the whole add up.
+    NoneScored {
+        /// Why, for the report.
+        reason: String,
+        /// What the family says of these items.
+        notes: Vec<Note>,
+    },
+    /// The family cannot run here at all, and why (no model, no endpoint).
     Skipped(String),
+}
+
+/// What a reader of the report should know about a family's scores, in a form that adds up over
+/// the chunks of a corpus ([`Note::merge`]): the pipeline scores chunk by chunk and reports the
+/// notes of the whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Note {
+    /// Words about the family or its inputs as a whole (a metric left out, a file's malformed
+    /// blocks): the same in every chunk, kept once.
+    Text {
+        /// The note.
+        text: String,
+    },
+    /// Counts, added over chunks: `{0}`, `{1}`, … in `template` are `counts[0]`, `counts[1]`, ….
+    /// Not shown while the first count is 0.
+    Count {
+        /// The words, with the counts' places.
+        template: String,
+        /// The counts.
+        counts: Vec<usize>,
+    },
+    /// Items named: `{n}` in `template` is how many, `{names}` the first `shown` names joined by
+    /// `sep` and then `… (N in all)` ([`named_list`]). Only the first `shown` names are kept.
+    Items {
+        /// The words, with the places of the count and the names.
+        template: String,
+        /// The first names.
+        names: Vec<String>,
+        /// How many items in all.
+        total: usize,
+        /// Names shown.
+        shown: usize,
+        /// Between names.
+        sep: String,
+    },
+}
+
+impl Note {
+    /// A note about the family as a whole.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text { text: text.into() }
+    }
+
+    /// A note of counts (see [`Note::Count`]).
+    pub fn count(template: impl Into<String>, counts: &[usize]) -> Self {
+        Self::Count { template: template.into(), counts: counts.to_vec() }
+    }
+
+    /// A note naming the first `shown` of `names` (see [`Note::Items`]).
+    pub fn items(template: impl Into<String>, names: &[impl AsRef<str>], shown: usize, sep: &str) -> Self {
+        Self::Items { template: template.into(), names: names.iter().take(shown).map(|n| n.as_ref().to_owned()).collect(), total: names.len(), shown, sep: sep.to_owned() }
+    }
+
+    /// The note with `prefix` before its words.
+    #[must_use]
+    pub fn prefixed(self, prefix: &str) -> Self {
+        match self {
+            Self::Text { text } => Self::Text { text: format!("{prefix}{text}") },
+            Self::Count { template, counts } => Self::Count { template: format!("{prefix}{template}"), counts },
+            Self::Items { template, names, total, shown, sep } => Self::Items { template: format!("{prefix}{template}"), names, total, shown, sep },
+        }
+    }
+
+    /// Whether the report shows it (a count of 0 or no item named is nothing to say).
+    pub fn is_shown(&self) -> bool {
+        match self {
+            Self::Text { text } => !text.is_empty(),
+            Self::Count { counts, .. } => counts.first().is_some_and(|&c| c > 0),
+            Self::Items { total, .. } => *total > 0,
+        }
+    }
+
+    /// Adds `other` into `self` when both are the same note of two chunks (same words); returns
+    /// `other` back otherwise.
+    ///
+    /// # Errors
+    /// `other` itself, when it is another note.
+    pub fn merge(&mut self, other: Self) -> std::result::Result<(), Self> {
+        match (self, other) {
+            (Self::Text { text }, Self::Text { text: t }) if *text == t => Ok(()),
+            (Self::Count { template, counts }, Self::Count { template: t, counts: c }) if *template == t && counts.len() == c.len() => {
+                counts.iter_mut().zip(c).for_each(|(a, b)| *a += b);
+                Ok(())
+            }
+            (Self::Items { template, names, total, shown, sep }, Self::Items { template: t, names: more, total: k, sep: s, .. }) if *template == t && *sep == s => {
+                let room = shown.saturating_sub(names.len());
+                names.extend(more.into_iter().take(room));
+                *total += k;
+                Ok(())
+            }
+            (_, other) => Err(other),
+        }
+    }
+}
+
+impl From<String> for Note {
+    fn from(text: String) -> Self {
+        Self::text(text)
+    }
+}
+
+impl From<&str> for Note {
+    fn from(text: &str) -> Self {
+        Self::text(text)
+    }
+}
+
+impl std::fmt::Display for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Text { text } => f.write_str(text),
+            Self::Count { template, counts } => {
+                let mut out = template.clone();
+                for (k, c) in counts.iter().enumerate() {
+                    out = out.replace(&format!("{{{k}}}"), &c.to_string());
+                }
+                f.write_str(&out)
+            }
+            Self::Items { template, names, total, sep, .. } => {
+                let more = if *total > names.len() { format!("{} … ({total} in all)", sep.trim_end()) } else { String::new() };
+                let list = format!("{}{more}", names.join(sep));
+                f.write_str(&template.replace("{n}", &total.to_string()).replace("{names}", &list))
+            }
+        }
+    }
+}
+
+/// `notes` of one chunk added into `into` (the notes so far): each merged into the same note
+/// already there, or appended.
+pub fn merge_notes(into: &mut Vec<Note>, notes: Vec<Note>) {
+    'next: for mut note in notes {
+        for existing in into.iter_mut() {
+            match existing.merge(note) {
+                Ok(()) => continue 'next,
+                Err(back) => note = back,
+            }
+        }
+        into.push(note);
+    }
+}
+
+/// The notes a report shows, as text.
+pub fn shown_notes(notes: &[Note]) -> Vec<String> {
+    notes.iter().filter(|n| n.is_shown()).map(ToString::to_string).collect()
 }
 
 /// A family's columns and what a reader of the report should know about them.
@@ -53,7 +221,7 @@ pub struct FamilyScores {
     /// One column per metric.
     pub columns: Vec<Column>,
     /// Notes for the report (items left unscored and why, a metric left out).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// `false` when some items failed for a reason that may pass (a timed-out LLM call): the
     /// scores are used but not cached, so the next run tries those items again.
     pub complete: bool,
@@ -67,7 +235,7 @@ impl FamilyScores {
 
     /// Adds a note.
     #[must_use]
-    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+    pub fn with_note(mut self, note: impl Into<Note>) -> Self {
         self.notes.push(note.into());
         self
     }
@@ -79,6 +247,7 @@ pub(crate) trait ErasedFamily {
     fn version(&self) -> &'static str;
     fn settings_json(&self) -> Result<serde_json::Value>;
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput>;
+    fn finish(&self, columns: Vec<Column>) -> Result<Vec<Column>>;
 }
 
 impl<F: MetricFamily> ErasedFamily for F {
@@ -96,6 +265,10 @@ impl<F: MetricFamily> ErasedFamily for F {
 
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
         MetricFamily::compute(self, items, progress)
+    }
+
+    fn finish(&self, columns: Vec<Column>) -> Result<Vec<Column>> {
+        MetricFamily::finish(self, columns)
     }
 }
 
@@ -156,10 +329,11 @@ pub fn referenced_items(items: &[DialogueItem]) -> Vec<usize> {
 
 /// The notes of a referenced family: how many items have no response or no reference (a
 /// corpus's ground-truth rows), and, by name, the items whose response or a reference is
-/// empty. Empty when every item is scored.
-pub fn unscored_notes(items: &[DialogueItem]) -> Vec<String> {
+/// empty. Every note is given, with counts of 0 where none applies (not shown, but so that the
+/// notes of chunks line up: [`merge_notes`]).
+pub fn unscored_notes(items: &[DialogueItem]) -> Vec<Note> {
     let mut missing = 0;
-    let mut empty: std::collections::BTreeMap<Unreferenced, Vec<&str>> = std::collections::BTreeMap::new();
+    let mut empty: std::collections::BTreeMap<Unreferenced, Vec<&str>> = [Unreferenced::EmptyResponse, Unreferenced::EmptyReference].into_iter().map(|u| (u, Vec::new())).collect();
     for item in items {
         match unreferenced_reason(item) {
             Some(why) if why.is_empty_text() => empty.entry(why).or_default().push(&item.id),
@@ -167,12 +341,9 @@ pub fn unscored_notes(items: &[DialogueItem]) -> Vec<String> {
             None => {}
         }
     }
-    let mut notes = Vec::new();
-    if missing > 0 {
-        notes.push(format!("{missing} of {} items have no response or no reference and are not scored", items.len()));
-    }
+    let mut notes = vec![Note::count("{0} of {1} items have no response or no reference and are not scored", &[missing, items.len()])];
     for (why, ids) in empty {
-        notes.push(format!("{} items with an {} are not scored: {}", ids.len(), why.name(), named_list(&ids, 10, ", ")));
+        notes.push(Note::items(format!("{{n}} items with an {} are not scored: {{names}}", why.name()), &ids, 10, ", "));
     }
     notes
 }
@@ -191,5 +362,19 @@ mod tests {
         assert_eq!(named_list(&["a", "b"], 5, ", "), "a, b");
         assert_eq!(named_list(&["a", "b", "c"], 2, ", "), "a, b, … (3 in all)");
         assert_eq!(named_list(&["x: bad", "y: bad", "z: bad"], 1, "; "), "x: bad; … (3 in all)");
+    }
+
+    #[test]
+    fn notes_of_chunks_add_up_to_the_notes_of_the_whole() {
+        let names: Vec<String> = (0..7).map(|k| format!("i{k}")).collect();
+        let whole = vec![Note::count("{0} of {1} items lack it", &[3, 7]), Note::items("{n} bad: {names}", &names, 4, ", "), Note::text("METEOR left out")];
+        let mut merged = Vec::new();
+        merge_notes(&mut merged, vec![Note::count("{0} of {1} items lack it", &[0, 2]), Note::items("{n} bad: {names}", &names[..2], 4, ", "), Note::text("METEOR left out")]);
+        merge_notes(&mut merged, vec![Note::count("{0} of {1} items lack it", &[3, 5]), Note::items("{n} bad: {names}", &names[2..], 4, ", "), Note::text("METEOR left out")]);
+        assert_eq!(merged, whole);
+        assert_eq!(shown_notes(&merged), ["3 of 7 items lack it", "7 bad: i0, i1, i2, i3, … (7 in all)", "METEOR left out"]);
+        assert_eq!(shown_notes(&[Note::count("{0} of {1} items lack it", &[0, 2])]), Vec::<String>::new(), "a count of 0 is not shown");
+        assert_eq!(Note::items("{n}: {names}", &names, 10, "; ").to_string(), format!("7: {}", names.join("; ")));
+        assert_eq!(Note::count("{0} x", &[2]).prefixed("ref: ").to_string(), "ref: 2 x");
     }
 }

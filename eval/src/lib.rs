@@ -4,8 +4,8 @@
 //! metric agrees with people.
 //!
 //! ```text
-//! items (dialeval-datasets, AMR attached)
-//!   └─ Pipeline: MetricFamily × n ──(FamilyCache, keyed by items + settings)──► ScoreTable
+//! items (in memory, or a JSONL stream: ItemSource), chunk by chunk
+//!   └─ Pipeline: MetricFamily × n ──(FamilyCache, per chunk, keyed by items + settings)──► ScoreTable
 //!        └─ Analysis::of(table, HumanScores) ──► write_all: Markdown, JSON, CSV, plots
 //! ```
 //!
@@ -16,9 +16,11 @@
 //!   `compute`. The families of the main job are in [`families`]: length, lexical (BLEU, ROUGE,
 //!   METEOR), embedding (over any [`TokenEmbedder`](dialeval_common::TokenEmbedder)), Smatch,
 //!   the LLM judge (feature `llm`), BERT-RUBER and the SLM (feature `slm`, on burn).
-//! - [`Pipeline`]: runs families in order, each taken from or stored in a [`FamilyCache`] under
-//!   a [`CacheKey`] hashed from the items (context, response, references, graphs) and the
-//!   settings, so a stale result is never reused and a killed run resumes.
+//! - [`Pipeline`]: reads the corpus a chunk at a time ([`ItemSource`]: a slice, or
+//!   [`JsonlSource`] streaming a file) and runs the families in order over each chunk, each
+//!   chunk taken from or stored in a [`FamilyCache`] under a [`CacheKey`] hashed from the
+//!   chunk's items (context, response, references, graphs) and the settings, so a stale result
+//!   is never reused and a killed run resumes at the chunk it was in.
 //! - [`Analysis`]: turn-level Pearson/Spearman/Kendall with p-values and intervals,
 //!   system-level correlations, the best metric per criterion, Williams' test against it, and
 //!   every metric's Spearman with response length.
@@ -75,17 +77,21 @@ pub mod parse;
 pub mod pipeline;
 #[cfg(feature = "plots")]
 pub mod plot;
+pub mod rows;
 pub mod separation;
 pub mod shard;
+pub mod source;
 pub mod table;
 pub mod write;
 
-pub use analysis::{Analysis, HumanScores, Quality};
+pub use analysis::{Analysis, HumanScores, HumanScoresBuilder, Quality};
 pub use cache::{CacheKey, Cached, FamilyCache, Lookup};
 pub use error::{Error, Result};
 pub use evaluation::{Evaluation, Report};
-pub use family::{FamilyOutput, FamilyScores, MetricFamily};
-pub use pipeline::{Event, FamilyRun, FamilyStatus, Pipeline, Scored};
+pub use family::{FamilyOutput, FamilyScores, MetricFamily, Note};
+pub use pipeline::{DEFAULT_CHUNK_ITEMS, Event, FamilyRun, FamilyStatus, Pipeline, Scored};
+pub use rows::ItemRows;
+pub use source::{ItemSource, JsonlSource};
 pub use table::{Column, MetricName, ScoreTable};
 
 #[cfg(test)]

@@ -1,21 +1,49 @@
-//! The pipeline: families run in order over a corpus, each result cached as soon as it is
-//! finished, into one [`ScoreTable`].
+//! The pipeline: a corpus read chunk by chunk ([`ItemSource`]), every family run in order over
+//! each chunk, each chunk's result cached as soon as it is finished, into one [`ScoreTable`].
+//!
+//! **Chunks.** Only one chunk of items is in memory at a time (with what the report keeps of
+//! every item: [`ItemRows`], [`HumanScores`], the score table). A family's cache entry holds one
+//! chunk, keyed by that chunk's items, so a killed run resumes at the chunk it was in, inside
+//! every family. A family scores each item on its own ([`MetricFamily::compute`]), so the
+//! scores do not depend on the chunk size; what is relative to the corpus is done once, over
+//! the whole, in [`MetricFamily::finish`]. The notes of the chunks add up to those of the whole
+//! ([`Note`]). `tests/chunks.rs` checks that a corpus scored in chunks of 3 writes the files of
+//! one scored whole, byte for byte.
 
 use std::time::Instant;
 
 use dialeval_datasets::DialogueItem;
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::{HumanScores, HumanScoresBuilder};
 use crate::cache::{CacheKey, FamilyCache, Lookup};
-use crate::digest::items_digest;
-use crate::error::Result;
-use crate::family::{ErasedFamily, FamilyOutput, MetricFamily};
-use crate::table::ScoreTable;
+use crate::digest::{ItemsDigest, items_digest};
+use crate::error::{Error, Result};
+use crate::family::{ErasedFamily, FamilyOutput, MetricFamily, Note, merge_notes, shown_notes};
+use crate::rows::ItemRows;
+use crate::source::ItemSource;
+use crate::table::{Column, ScoreTable};
+
+/// Items per chunk unless told otherwise: large enough that per-chunk costs (a cache file, a
+/// model call) vanish, small enough that a chunk's inputs and intermediate states stay far below
+/// a gigabyte.
+pub const DEFAULT_CHUNK_ITEMS: usize = 10_000;
 
 /// What the pipeline reports while it runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Event<'a> {
-    /// A family's columns came from the cache.
+    /// A chunk of the corpus is read and about to be scored.
+    Chunk {
+        /// 0-based.
+        index: usize,
+        /// Items before it.
+        first_item: usize,
+        /// Items in it.
+        items: usize,
+        /// Items in the corpus, when known before reading it ([`ItemSource::len_hint`]).
+        total: Option<usize>,
+    },
+    /// A family's columns came from the cache (for the chunk at hand).
     Cached {
         /// The family.
         family: &'a str,
@@ -30,12 +58,12 @@ pub enum Event<'a> {
         /// Cells in all.
         total: usize,
     },
-    /// A family starts computing.
+    /// A family starts computing (the chunk at hand).
     Started {
         /// The family.
         family: &'a str,
     },
-    /// `done` of `total` units of a family's work.
+    /// `done` of `total` units of a family's work on the chunk at hand.
     Progress {
         /// The family.
         family: &'a str,
@@ -44,21 +72,22 @@ pub enum Event<'a> {
         /// Units in all.
         total: usize,
     },
-    /// A family finished.
+    /// A family finished the chunk at hand.
     Finished {
         /// The family.
         family: &'a str,
         /// Wall-clock seconds.
         seconds: f64,
     },
-    /// A family left out, and why.
+    /// A family left out, and why (once, at the end, when it could run on no chunk).
     Skipped {
         /// The family.
         family: &'a str,
         /// Why.
         reason: &'a str,
     },
-    /// A note of a family (see [`FamilyScores::notes`](crate::FamilyScores::notes)).
+    /// A note of a family (see [`FamilyScores::notes`](crate::FamilyScores::notes)): a damaged
+    /// cache entry as it is found, the family's own notes of the whole corpus at the end.
     Note {
         /// The family.
         family: &'a str,
@@ -84,12 +113,18 @@ pub struct FamilyRun {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum FamilyStatus {
-    /// Computed now (and cached when complete).
+    /// Computed now (and cached when complete), wholly or in part.
     Computed {
         /// Metrics it added.
         metrics: usize,
         /// Whether it was complete and therefore cached.
         cached_for_next_run: bool,
+        /// Chunks of the corpus taken from the cache (a resumed run) …
+        #[serde(default)]
+        chunks_from_cache: usize,
+        /// … of this many.
+        #[serde(default)]
+        chunks: usize,
     },
     /// Read from the cache.
     Cached {
@@ -103,13 +138,19 @@ pub enum FamilyStatus {
     },
 }
 
-/// The scores and how each family went.
+/// The scores, how each family went, and what the report keeps of the items.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scored {
     /// Items × metrics.
     pub table: ScoreTable,
     /// One entry per family, in order.
     pub runs: Vec<FamilyRun>,
+    /// Id, system, response and length of every item.
+    pub rows: ItemRows,
+    /// The items' human scores.
+    pub human: HumanScores,
+    /// [`items_digest`] of all the items read.
+    pub digest: String,
 }
 
 /// Metric families to run over a corpus, with an optional cache.
@@ -166,77 +207,214 @@ impl Pipeline {
         self
     }
 
-    /// Runs every family over `items`, taking each from the cache when its key matches (a
-    /// damaged entry is quarantined, noted and recomputed: see [`crate::cache`]).
+    /// Runs every family over `items` in chunks of [`DEFAULT_CHUNK_ITEMS`]: see
+    /// [`Pipeline::run_source`].
     ///
     /// # Errors
-    /// The first family error, a cache entry that cannot be moved aside or written, or a family
-    /// column that does not fit the table (wrong length, non-finite value, a metric name already
-    /// taken).
+    /// As [`Pipeline::run_source`].
     pub fn run(&self, items: &[DialogueItem], observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<Scored> {
-        let digest = items_digest(items)?;
-        let mut table = ScoreTable::new(items.len());
+        self.run_source(&items, DEFAULT_CHUNK_ITEMS, observe)
+    }
+
+    /// Runs every family over the items of `source`, `chunk_items` at a time, taking each chunk
+    /// of each family from the cache when its key matches (a damaged entry is quarantined,
+    /// noted and recomputed: see [`crate::cache`]) and storing each chunk computed as soon as
+    /// it is finished.
+    ///
+    /// # Errors
+    /// The first read or family error, a cache entry that cannot be moved aside or written, or
+    /// a family column that does not fit (wrong length, non-finite value, a metric name taken
+    /// twice).
+    pub fn run_source(&self, source: &dyn ItemSource, chunk_items: usize, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<Scored> {
+        let mut states: Vec<Option<State>> = self
+            .families
+            .iter()
+            .map(|e| match e {
+                Entry::Run(f) => Ok(Some(State::new(f.settings_json()?))),
+                Entry::Skip { .. } => Ok(None),
+            })
+            .collect::<Result<_>>()?;
+        let (mut rows, mut human, mut digest) = (ItemRows::default(), HumanScoresBuilder::default(), ItemsDigest::new());
+        let total = source.len_hint();
+        let chunks = std::cell::Cell::new(0);
+        let mut chunk = |items: &[DialogueItem]| -> Result<()> {
+            let index = chunks.get();
+            observe(Event::Chunk { index, first_item: rows.len(), items: items.len(), total });
+            rows.add(items);
+            human.add(items);
+            digest.add(items)?;
+            let chunk_digest = items_digest(items)?;
+            for (entry, state) in self.families.iter().zip(&mut states) {
+                if let (Entry::Run(f), Some(state)) = (entry, state) {
+                    self.run_chunk(f.as_ref(), state, items, &chunk_digest, observe)?;
+                }
+            }
+            chunks.set(index + 1);
+            Ok(())
+        };
+        source.for_each_chunk(chunk_items.max(1), &mut chunk)?;
+        if chunks.get() == 0 {
+            // No items: every family still says what it makes of none (most: skipped).
+            chunk(&[])?;
+        }
+        let mut table = ScoreTable::new(rows.len());
         let mut runs = Vec::new();
-        for entry in &self.families {
-            let f = match entry {
-                Entry::Run(f) => f,
-                Entry::Skip { family, reason } => {
+        for (entry, state) in self.families.iter().zip(states) {
+            match (entry, state) {
+                (Entry::Run(f), Some(state)) => runs.push(state.finish(f.as_ref(), &mut table, self.cache.is_some(), observe)?),
+                (Entry::Skip { family, reason }, _) => {
                     observe(Event::Skipped { family, reason });
                     runs.push(FamilyRun { family: family.clone(), status: FamilyStatus::Skipped { reason: reason.clone() }, seconds: 0.0, notes: Vec::new() });
-                    continue;
                 }
-            };
-            let name = f.name();
-            let start = Instant::now();
-            let settings = f.settings_json()?;
-            let version = f.version();
-            let key = CacheKey::new(name, version, &settings, &digest)?;
-            let mut damage = Vec::new();
-            match self.cache.as_ref().map(|c| c.load(name, &key, items.len())).transpose()?.unwrap_or(Lookup::Miss) {
-                Lookup::Hit(cached) => {
-                    observe(Event::Cached { family: name, metrics: cached.columns.len() });
-                    let metrics = cached.columns.len();
-                    for c in cached.columns {
-                        table.push(c)?;
-                    }
-                    runs.push(FamilyRun { family: name.to_owned(), status: FamilyStatus::Cached { metrics }, seconds: start.elapsed().as_secs_f64(), notes: cached.notes });
-                    continue;
-                }
-                Lookup::Damaged { path, quarantined, problem } => {
-                    let note = format!("the cache entry {} was damaged ({problem}): moved to {} and recomputed", path.display(), quarantined.display());
-                    observe(Event::Note { family: name, text: &note });
-                    damage.push(note);
-                }
-                Lookup::Miss => {}
+                (Entry::Run(_), None) => {}
             }
-            observe(Event::Started { family: name });
-            let output = f.compute(items, &|done, total| observe(Event::Progress { family: name, done, total }))?;
-            let seconds = start.elapsed().as_secs_f64();
-            match output {
-                FamilyOutput::Scored(scores) => {
-                    for note in &scores.notes {
-                        observe(Event::Note { family: name, text: note });
-                    }
-                    // Checked by the table before anything is cached: a bad column ends the run.
-                    for c in &scores.columns {
-                        table.push(c.clone())?;
-                    }
-                    if scores.complete
-                        && let Some(cache) = &self.cache
-                    {
-                        cache.store(name, version, &key, &settings, &scores.columns, &scores.notes)?;
-                    }
-                    observe(Event::Finished { family: name, seconds });
-                    let status = FamilyStatus::Computed { metrics: scores.columns.len(), cached_for_next_run: scores.complete && self.cache.is_some() };
-                    damage.extend(scores.notes);
-                    runs.push(FamilyRun { family: name.to_owned(), status, seconds, notes: damage });
+        }
+        Ok(Scored { table, runs, rows, human: human.finish(), digest: digest.finish() })
+    }
+
+    /// One family over one chunk: from the cache, or computed (and stored when complete).
+    fn run_chunk(&self, f: &dyn ErasedFamily, state: &mut State, items: &[DialogueItem], chunk_digest: &str, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<()> {
+        let name = f.name();
+        let start = Instant::now();
+        let version = f.version();
+        let key = CacheKey::new(name, version, &state.settings, chunk_digest)?;
+        state.chunks += 1;
+        match self.cache.as_ref().map(|c| c.load(name, &key, items.len())).transpose()?.unwrap_or(Lookup::Miss) {
+            Lookup::Hit(cached) => {
+                observe(Event::Cached { family: name, metrics: cached.columns.len() });
+                state.from_cache += 1;
+                state.add(cached.columns, cached.notes, items.len())?;
+                state.seconds += start.elapsed().as_secs_f64();
+                return Ok(());
+            }
+            Lookup::Damaged { path, quarantined, problem } => {
+                let note = format!("the cache entry {} was damaged ({problem}): moved to {} and recomputed", path.display(), quarantined.display());
+                observe(Event::Note { family: name, text: &note });
+                state.damage.push(note);
+            }
+            Lookup::Miss => {}
+        }
+        observe(Event::Started { family: name });
+        let output = f.compute(items, &|done, total| observe(Event::Progress { family: name, done, total }))?;
+        state.computed += 1;
+        match output {
+            FamilyOutput::Scored(scores) => {
+                // Checked before anything is cached: a bad column ends the run.
+                let mut check = ScoreTable::new(items.len());
+                for c in &scores.columns {
+                    check.push(c.clone())?;
                 }
-                FamilyOutput::Skipped(reason) => {
-                    observe(Event::Skipped { family: name, reason: &reason });
-                    runs.push(FamilyRun { family: name.to_owned(), status: FamilyStatus::Skipped { reason }, seconds, notes: damage });
+                if scores.complete
+                    && let Some(cache) = &self.cache
+                {
+                    cache.store(name, version, &key, &state.settings, &scores.columns, &scores.notes)?;
+                }
+                state.complete &= scores.complete;
+                state.add(scores.columns, scores.notes, items.len())?;
+            }
+            FamilyOutput::NoneScored { reason, notes } => {
+                state.add(Vec::new(), notes, items.len())?;
+                state.none_scored.get_or_insert(reason);
+            }
+            FamilyOutput::Skipped(reason) => state.skip(reason, items.len()),
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        state.seconds += seconds;
+        observe(Event::Finished { family: name, seconds });
+        Ok(())
+    }
+}
+
+/// A family's columns and notes as its chunks come in.
+struct State {
+    settings: serde_json::Value,
+    columns: Vec<Column>,
+    /// Items added so far (every column has this many cells).
+    items: usize,
+    notes: Vec<Note>,
+    damage: Vec<String>,
+    seconds: f64,
+    chunks: usize,
+    from_cache: usize,
+    computed: usize,
+    complete: bool,
+    /// The first reason a chunk was skipped, and the items of skipped chunks.
+    skipped: Option<(String, usize)>,
+    /// Why the first chunk with nothing to score had none.
+    none_scored: Option<String>,
+}
+
+impl State {
+    fn new(settings: serde_json::Value) -> Self {
+        Self { settings, columns: Vec::new(), items: 0, notes: Vec::new(), damage: Vec::new(), seconds: 0.0, chunks: 0, from_cache: 0, computed: 0, complete: true, skipped: None, none_scored: None }
+    }
+
+    /// A scored chunk of `n` items: its columns appended by metric name (a metric first seen
+    /// now has no values for the items before; one the chunk lacks has none for its items).
+    fn add(&mut self, columns: Vec<Column>, notes: Vec<Note>, n: usize) -> Result<()> {
+        let before = self.items;
+        for c in columns {
+            if c.values.len() != n {
+                return Err(Error::Column { metric: c.metric.to_string(), problem: format!("{} values for a chunk of {n} items", c.values.len()) });
+            }
+            match self.columns.iter_mut().find(|have| have.metric == c.metric) {
+                Some(have) if have.values.len() == before => have.values.extend(c.values),
+                Some(_) => return Err(Error::Column { metric: c.metric.to_string(), problem: "given twice by one chunk".into() }),
+                None => {
+                    let mut values = vec![None; before];
+                    values.extend(c.values);
+                    self.columns.push(Column::new(c.metric, values));
                 }
             }
         }
-        Ok(Scored { table, runs })
+        self.items += n;
+        for have in &mut self.columns {
+            have.values.resize(self.items, None);
+        }
+        merge_notes(&mut self.notes, notes);
+        Ok(())
+    }
+
+    /// A chunk of `n` items the family could not score.
+    fn skip(&mut self, reason: String, n: usize) {
+        self.items += n;
+        for have in &mut self.columns {
+            have.values.resize(self.items, None);
+        }
+        match &mut self.skipped {
+            Some((_, items)) => *items += n,
+            None => self.skipped = Some((reason, n)),
+        }
+    }
+
+    /// The family's run, its columns (put through [`MetricFamily::finish`]) in `table`.
+    fn finish(self, f: &dyn ErasedFamily, table: &mut ScoreTable, cached: bool, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<FamilyRun> {
+        let family = f.name().to_owned();
+        let mut notes = self.damage;
+        if self.columns.is_empty()
+            && let Some(reason) = self.skipped.as_ref().map(|(r, _)| r.clone()).or(self.none_scored)
+        {
+            observe(Event::Skipped { family: &family, reason: &reason });
+            return Ok(FamilyRun { family, status: FamilyStatus::Skipped { reason }, seconds: self.seconds, notes });
+        }
+        let mut own = self.notes;
+        if let Some((reason, items)) = self.skipped {
+            own.push(Note::count(format!("{{0}} items are in chunks of the corpus where the family could not run ({reason}) and are not scored"), &[items]));
+        }
+        for note in shown_notes(&own) {
+            observe(Event::Note { family: &family, text: &note });
+            notes.push(note);
+        }
+        let columns = f.finish(self.columns)?;
+        let metrics = columns.len();
+        for c in columns {
+            table.push(c)?;
+        }
+        let status = if self.computed == 0 {
+            FamilyStatus::Cached { metrics }
+        } else {
+            FamilyStatus::Computed { metrics, cached_for_next_run: self.complete && cached, chunks_from_cache: self.from_cache, chunks: self.chunks }
+        };
+        Ok(FamilyRun { family, status, seconds: self.seconds, notes })
     }
 }

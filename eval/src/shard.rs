@@ -24,7 +24,6 @@ use std::str::FromStr;
 use dialeval_datasets::DialogueItem;
 use serde::{Deserialize, Serialize};
 
-use crate::digest::items_digest;
 use crate::error::{Error, Result};
 use crate::pipeline::{FamilyRun, FamilyStatus};
 use crate::table::{Column, ScoreTable};
@@ -78,7 +77,7 @@ impl FromStr for Shard {
 pub struct ShardScores {
     /// Which shard.
     pub shard: Shard,
-    /// [`items_digest`] of the whole corpus the shard was cut from.
+    /// [`items_digest`](crate::digest::items_digest) of the whole corpus the shard was cut from.
     pub corpus: String,
     /// The shard's item ids, in corpus order (one row of `columns` each).
     pub ids: Vec<String>,
@@ -92,16 +91,17 @@ pub struct ShardScores {
 pub const SHARD_FILE: &str = "shard.json";
 
 impl ShardScores {
-    /// The scores of `shard`'s items (`items`, as [`Shard::select`] gave them) of the corpus
+    /// The scores of `shard`'s items (with ids `ids`, in corpus order, as [`Shard::contains`]
+    /// picked them) of the corpus whose [`items_digest`](crate::digest::items_digest) is
     /// `corpus`.
     ///
     /// # Errors
     /// [`Error::Column`] when the table does not have one row per item.
-    pub fn new(shard: Shard, corpus: &[DialogueItem], items: &[DialogueItem], table: &ScoreTable, runs: &[FamilyRun]) -> Result<Self> {
-        if table.items() != items.len() {
-            return Err(Error::Column { metric: "<table>".into(), problem: format!("{} rows for the {} items of shard {shard}", table.items(), items.len()) });
+    pub fn new(shard: Shard, corpus: &str, ids: &[String], table: &ScoreTable, runs: &[FamilyRun]) -> Result<Self> {
+        if table.items() != ids.len() {
+            return Err(Error::Column { metric: "<table>".into(), problem: format!("{} rows for the {} items of shard {shard}", table.items(), ids.len()) });
         }
-        Ok(Self { shard, corpus: items_digest(corpus)?, ids: items.iter().map(|i| i.id.clone()).collect(), columns: table.columns().to_vec(), runs: runs.to_vec() })
+        Ok(Self { shard, corpus: corpus.to_owned(), ids: ids.to_vec(), columns: table.columns().to_vec(), runs: runs.to_vec() })
     }
 
     /// Writes `dir/shard.json`.
@@ -125,17 +125,19 @@ impl ShardScores {
     }
 }
 
-/// The score table of `items` (the whole corpus, in its order) from the tables of all its
-/// shards, and the family runs (seconds added, each shard's notes prefixed with the shard).
+/// The score table of the corpus with item ids `ids` (in its order) and
+/// [`items_digest`](crate::digest::items_digest) `digest` (both from a
+/// [`Pipeline`](crate::Pipeline) run without families over it: [`crate::Scored`]), from the
+/// tables of all its shards, and the family runs (seconds added, each shard's notes prefixed
+/// with the shard).
 ///
 /// # Errors
 /// [`Error::Config`] when the shards are not exactly 1..=n of one split of this corpus, an item
 /// is in no shard or in two, or the shards' columns differ.
-pub fn merge(items: &[DialogueItem], shards: &[ShardScores]) -> Result<(ScoreTable, Vec<FamilyRun>)> {
+pub fn merge(ids: &[String], digest: &str, shards: &[ShardScores]) -> Result<(ScoreTable, Vec<FamilyRun>)> {
     let Some(first) = shards.first() else { return Err(Error::Config("merge: no shards given".into())) };
     let of = first.shard.of;
     let mut seen = vec![false; of];
-    let digest = items_digest(items)?;
     for s in shards {
         if s.shard.of != of {
             return Err(Error::Config(format!("merge: shard {} is of another split than {}", s.shard, first.shard)));
@@ -163,11 +165,11 @@ pub fn merge(items: &[DialogueItem], shards: &[ShardScores]) -> Result<(ScoreTab
             }
         }
     }
-    let rows: Vec<(usize, usize)> = items.iter().map(|i| at.get(i.id.as_str()).copied().ok_or_else(|| Error::Config(format!("merge: item {:?} is in no shard", i.id)))).collect::<Result<_>>()?;
-    if at.len() != items.len() {
-        return Err(Error::Config(format!("merge: the shards hold {} items, the corpus {}", at.len(), items.len())));
+    let rows: Vec<(usize, usize)> = ids.iter().map(|id| at.get(id.as_str()).copied().ok_or_else(|| Error::Config(format!("merge: item {id:?} is in no shard")))).collect::<Result<_>>()?;
+    if at.len() != ids.len() {
+        return Err(Error::Config(format!("merge: the shards hold {} items, the corpus {}", at.len(), ids.len())));
     }
-    let mut table = ScoreTable::new(items.len());
+    let mut table = ScoreTable::new(ids.len());
     for (c, column) in first.columns.iter().enumerate() {
         let values = rows.iter().map(|&(k, row)| shards[k].columns[c].values.get(row).copied().flatten()).collect();
         table.push(Column::new(column.metric.clone(), values))?;

@@ -5,7 +5,6 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use dialeval_datasets::DialogueItem;
 use dialeval_metrics::correlation::CorrelationKind;
 use dialeval_metrics::report::{csv_field, format_pvalue};
 use serde::Serialize;
@@ -14,6 +13,7 @@ use crate::analysis::{Analysis, HumanScores, Quality};
 use crate::cache::{write_atomic, write_atomic_with};
 use crate::error::{Error, Result};
 use crate::pipeline::{FamilyRun, FamilyStatus};
+use crate::rows::ItemRows;
 use crate::table::ScoreTable;
 
 /// The turn-level summary: one line per metric, each cell `Spearman / Pearson` with ★ for the
@@ -88,9 +88,9 @@ struct ScoreLine<'a> {
 ///
 /// # Errors
 /// [`Error::Column`] when the table does not have one row per item.
-pub fn scores_jsonl(items: &[DialogueItem], table: &ScoreTable, human: &HumanScores) -> Result<String> {
+pub fn scores_jsonl(rows: &ItemRows, table: &ScoreTable, human: &HumanScores) -> Result<String> {
     let mut out = Vec::new();
-    write_scores_jsonl(&mut out, items, table, human)?;
+    write_scores_jsonl(&mut out, rows, table, human)?;
     String::from_utf8(out).map_err(|e| Error::Config(format!("scores.jsonl: {e}")))
 }
 
@@ -98,13 +98,13 @@ pub fn scores_jsonl(items: &[DialogueItem], table: &ScoreTable, human: &HumanSco
 ///
 /// # Errors
 /// [`Error::Column`] when the table does not have one row per item; [`Error::Io`] from `w`.
-pub fn write_scores_jsonl(w: &mut dyn std::io::Write, items: &[DialogueItem], table: &ScoreTable, human: &HumanScores) -> Result<()> {
-    check_rows(items, table)?;
-    for (i, item) in items.iter().enumerate() {
+pub fn write_scores_jsonl(w: &mut dyn std::io::Write, rows: &ItemRows, table: &ScoreTable, human: &HumanScores) -> Result<()> {
+    check_rows(rows, table, human)?;
+    for i in 0..rows.len() {
         let line = ScoreLine {
-            id: &item.id,
-            system: item.system.as_deref(),
-            response: item.response.as_ref().map(|r| r.text.as_str()),
+            id: &rows.ids[i],
+            system: rows.systems[i].as_deref(),
+            response: rows.responses[i].as_deref(),
             human: human.qualities.iter().map(|(q, v)| (q.name(), v[i])).collect(),
             metrics: table.columns().iter().map(|c| (c.metric.to_string(), c.values[i].map_or(serde_json::Value::Null, serde_json::Value::from))).collect(),
         };
@@ -118,9 +118,9 @@ pub fn write_scores_jsonl(w: &mut dyn std::io::Write, items: &[DialogueItem], ta
 ///
 /// # Errors
 /// [`Error::Column`] when the table does not have one row per item.
-pub fn scores_csv(items: &[DialogueItem], table: &ScoreTable, human: &HumanScores) -> Result<String> {
+pub fn scores_csv(rows: &ItemRows, table: &ScoreTable, human: &HumanScores) -> Result<String> {
     let mut out = Vec::new();
-    write_scores_csv(&mut out, items, table, human)?;
+    write_scores_csv(&mut out, rows, table, human)?;
     String::from_utf8(out).map_err(|e| Error::Config(format!("scores.csv: {e}")))
 }
 
@@ -128,16 +128,16 @@ pub fn scores_csv(items: &[DialogueItem], table: &ScoreTable, human: &HumanScore
 ///
 /// # Errors
 /// [`Error::Column`] when the table does not have one row per item; [`Error::Io`] from `w`.
-pub fn write_scores_csv(w: &mut dyn std::io::Write, items: &[DialogueItem], table: &ScoreTable, human: &HumanScores) -> Result<()> {
-    check_rows(items, table)?;
+pub fn write_scores_csv(w: &mut dyn std::io::Write, rows: &ItemRows, table: &ScoreTable, human: &HumanScores) -> Result<()> {
+    check_rows(rows, table, human)?;
     let io = |e| Error::io("scores.csv", e);
     let mut header = vec!["id".to_owned(), "system".to_owned()];
     header.extend(human.qualities.iter().map(|(q, _)| format!("human {}", q.name())));
     header.extend(table.metrics().map(ToString::to_string));
     writeln!(w, "{}", header.iter().map(|h| csv_field(h)).collect::<Vec<_>>().join(",")).map_err(io)?;
     let cell = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
-    for (i, item) in items.iter().enumerate() {
-        let mut row = vec![csv_field(&item.id), csv_field(item.system.as_deref().unwrap_or(""))];
+    for i in 0..rows.len() {
+        let mut row = vec![csv_field(&rows.ids[i]), csv_field(rows.systems[i].as_deref().unwrap_or(""))];
         row.extend(human.qualities.iter().map(|(_, v)| cell(v[i])));
         row.extend(table.columns().iter().map(|c| cell(c.values[i])));
         writeln!(w, "{}", row.join(",")).map_err(io)?;
@@ -145,9 +145,13 @@ pub fn write_scores_csv(w: &mut dyn std::io::Write, items: &[DialogueItem], tabl
     Ok(())
 }
 
-fn check_rows(items: &[DialogueItem], table: &ScoreTable) -> Result<()> {
-    if table.items() != items.len() {
-        return Err(Error::Column { metric: "<table>".into(), problem: format!("{} rows for {} items", table.items(), items.len()) });
+fn check_rows(rows: &ItemRows, table: &ScoreTable, human: &HumanScores) -> Result<()> {
+    if table.items() != rows.len() {
+        return Err(Error::Column { metric: "<table>".into(), problem: format!("{} rows for {} items", table.items(), rows.len()) });
+    }
+    let same = |n: usize| n == rows.len();
+    if !(same(rows.systems.len()) && same(rows.responses.len()) && same(rows.lengths.len())) || human.qualities.iter().any(|(_, v)| !same(v.len())) {
+        return Err(Error::Column { metric: "<rows>".into(), problem: format!("the item rows or human scores are not all of {} items", rows.len()) });
     }
     Ok(())
 }
@@ -169,8 +173,11 @@ pub fn report_markdown(items: usize, table: &ScoreTable, analysis: &Analysis, ru
     report.push_str("\n## Families\n\n| family | status | seconds | notes |\n|---|---|---|---|\n");
     for r in runs {
         let status = match &r.status {
-            FamilyStatus::Computed { metrics, cached_for_next_run: true } => format!("computed, {metrics} metrics, cached"),
-            FamilyStatus::Computed { metrics, cached_for_next_run: false } => format!("computed, {metrics} metrics, not cached"),
+            FamilyStatus::Computed { metrics, cached_for_next_run, chunks_from_cache, chunks } => {
+                let cached = if *cached_for_next_run { "cached" } else { "not cached" };
+                let resumed = if *chunks_from_cache > 0 { format!(" ({chunks_from_cache} of {chunks} chunks from the cache)") } else { String::new() };
+                format!("computed, {metrics} metrics, {cached}{resumed}")
+            }
             FamilyStatus::Cached { metrics } => format!("from the cache, {metrics} metrics"),
             FamilyStatus::Skipped { reason } => format!("skipped: {reason}"),
         };
@@ -212,13 +219,13 @@ pub struct Written {
 ///
 /// # Errors
 /// [`Error::Io`], [`Error::Json`], [`Error::Plot`].
-pub fn write_all(dir: &Path, items: &[DialogueItem], table: &ScoreTable, human: &HumanScores, analysis: &Analysis, runs: &[FamilyRun]) -> Result<Written> {
+pub fn write_all(dir: &Path, rows: &ItemRows, table: &ScoreTable, human: &HumanScores, analysis: &Analysis, runs: &[FamilyRun]) -> Result<Written> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    check_rows(items, table)?;
+    check_rows(rows, table, human)?;
     // Streamed: a million items are never one string (the row check above makes the writers'
     // own checks pass, so only I/O can fail inside).
-    write_atomic_with(&dir.join("scores.jsonl"), |w| write_scores_jsonl(w, items, table, human).map_err(|e| std::io::Error::other(e.to_string())))?;
-    write_atomic_with(&dir.join("scores.csv"), |w| write_scores_csv(w, items, table, human).map_err(|e| std::io::Error::other(e.to_string())))?;
+    write_atomic_with(&dir.join("scores.jsonl"), |w| write_scores_jsonl(w, rows, table, human).map_err(|e| std::io::Error::other(e.to_string())))?;
+    write_atomic_with(&dir.join("scores.csv"), |w| write_scores_csv(w, rows, table, human).map_err(|e| std::io::Error::other(e.to_string())))?;
     write_atomic(&dir.join("correlations.md"), &correlations_markdown(analysis))?;
     let json = serde_json::to_string_pretty(analysis).map_err(|e| Error::json(dir.join("correlations.json"), e))?;
     write_atomic(&dir.join("correlations.json"), &json)?;
@@ -230,6 +237,6 @@ pub fn write_all(dir: &Path, items: &[DialogueItem], table: &ScoreTable, human: 
     #[cfg(not(feature = "plots"))]
     let plots = false;
     let written = Written { plots };
-    write_atomic(&dir.join("report.md"), &report_markdown(items.len(), table, analysis, runs, &written))?;
+    write_atomic(&dir.join("report.md"), &report_markdown(rows.len(), table, analysis, runs, &written))?;
     Ok(written)
 }

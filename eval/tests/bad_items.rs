@@ -87,7 +87,7 @@ fn a_corpus_with_bad_items_completes_and_names_them() {
     let config = dialeval_metrics::report::ReportConfig { bootstrap: None, ..Default::default() };
     let analysis = Analysis::of(&scored.table, &human, &systems, &lengths, &config).unwrap();
     let out = dir.join("out");
-    dialeval_eval::write::write_all(&out, &items, &scored.table, &human, &analysis, &scored.runs).unwrap();
+    dialeval_eval::write::write_all(&out, &scored.rows, &scored.table, &human, &analysis, &scored.runs).unwrap();
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("2 items with a malformed graph are not scored") && report.contains("1 items with an empty response are not scored"), "{report}");
     let _ = std::fs::remove_dir_all(&dir);

@@ -26,7 +26,7 @@ fn with_refs(id: &str, response: &str, refs: &[&str]) -> DialogueItem {
 fn columns(family: &impl MetricFamily, items: &[DialogueItem]) -> Vec<Column> {
     match family.compute(items, &|_, _| {}).unwrap() {
         FamilyOutput::Scored(s) => s.columns,
-        FamilyOutput::Skipped(why) => panic!("skipped: {why}"),
+        FamilyOutput::NoneScored { reason: why, .. } | FamilyOutput::Skipped(why) => panic!("skipped: {why}"),
     }
 }
 

@@ -145,7 +145,7 @@ fn the_lexical_cache_key_records_whether_wordnet_was_found() {
     let FamilyOutput::Scored(scores) = without.compute(&items, &|_, _| {}).unwrap_or_else(|e| panic!("{e}")) else { panic!("scored") };
     let names: Vec<&str> = scores.columns.iter().map(|c| c.metric.as_str()).collect();
     assert_eq!(names, ["BLEU-4", "ROUGE-L"]);
-    assert!(scores.notes.iter().any(|n| n.contains("METEOR left out")));
+    assert!(scores.notes.iter().any(|n| n.to_string().contains("METEOR left out")));
     // With the system's WordNet (installed by .ci/run) the key differs and METEOR is there.
     if let Ok(with) = LexicalFamily::new() {
         let b = serde_json::to_value(with.settings()).unwrap_or_else(|e| panic!("{e}"));
@@ -175,7 +175,7 @@ fn the_length_baseline_on_usr_personachat_correlates_perfectly_with_length() {
     assert!((l.spearman - 1.0).abs() < 1e-12 && l.n == 300);
     assert_eq!(a.qualities.len(), 6, "USR rates six criteria");
     assert!(!a.system_level.is_empty(), "USR has several systems");
-    let written = dialeval_eval::write::scores_csv(&items, &scored.table, &human).unwrap_or_else(|e| panic!("{e}"));
+    let written = dialeval_eval::write::scores_csv(&scored.rows, &scored.table, &human).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(written.lines().count(), 301);
 }
 

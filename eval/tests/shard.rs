@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use dialeval_common::Criterion;
 use dialeval_datasets::{DialogueItem, Rating};
+use dialeval_eval::digest::items_digest;
 use dialeval_eval::families::{EmbeddingFamily, LengthFamily, LexicalFamily, MemoEmbedder};
 use dialeval_eval::shard::{Shard, ShardScores, merge};
-use dialeval_eval::{Evaluation, Report};
+use dialeval_eval::{Evaluation, Pipeline, Report};
 use dialeval_metrics::report::ReportConfig;
 
 mod common;
@@ -57,27 +58,29 @@ fn merged_shards_equal_a_single_run_byte_for_byte() {
         assert!(part.len() > 10 && part.len() < 60, "shard {shard}: {} items", part.len());
         let report = evaluation(&part).run().unwrap();
         let dir = temp(&format!("part{index}"));
-        ShardScores::new(shard, &items, &part, &report.table, &report.runs).unwrap().write(&dir).unwrap();
+        ShardScores::new(shard, &items_digest(&items).unwrap(), &report.rows.ids, &report.table, &report.runs).unwrap().write(&dir).unwrap();
         dirs.push(dir);
     }
     // Any order of the shards.
     let shards: Vec<ShardScores> = dirs.iter().rev().map(|d| ShardScores::read(d).unwrap()).collect();
-    let (table, runs) = merge(&items, &shards).unwrap();
+    // What the merge knows of the corpus: one pass over it, without families.
+    let scan = Pipeline::new().run(&items, &|_| {}).unwrap();
+    let (table, runs) = merge(&scan.rows.ids, &scan.digest, &shards).unwrap();
     let merged = temp("merged");
-    Report::analyse(&items, table, runs, &ReportConfig::default(), &|_| {}).unwrap().write(&merged).unwrap();
+    Report::analyse(scan.rows.clone(), scan.human.clone(), table, runs, &ReportConfig::default(), &|_| {}).unwrap().write(&merged).unwrap();
     for file in ["scores.jsonl", "scores.csv", "correlations.md", "correlations.json"] {
         let (a, b) = (std::fs::read(whole.join(file)).unwrap(), std::fs::read(merged.join(file)).unwrap());
         assert!(a == b, "{file} differs between the single run and the merge");
     }
 
     // Misuse is an error, with the reason.
-    let err = |shards: &[ShardScores]| merge(&items, shards).unwrap_err().to_string();
+    let err = |shards: &[ShardScores]| merge(&scan.rows.ids, &scan.digest, shards).unwrap_err().to_string();
     assert!(err(&shards[..2]).contains("missing"), "{}", err(&shards[..2]));
     let twice = [shards[0].clone(), shards[0].clone(), shards[1].clone()];
     assert!(err(&twice).contains("twice"));
     let mut other = items.clone();
     other[0].references = vec!["something else".into()];
-    assert!(merge(&other, &shards).unwrap_err().to_string().contains("another corpus"));
+    assert!(merge(&scan.rows.ids, &items_digest(&other).unwrap(), &shards).unwrap_err().to_string().contains("another corpus"));
     for d in dirs.iter().chain([&whole, &merged]) {
         let _ = std::fs::remove_dir_all(d);
     }

@@ -217,7 +217,7 @@ impl<E: TokenEmbedder> MetricFamily for EmbeddingFamily<E> {
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
         let at = referenced_items(items);
         if at.is_empty() {
-            return Ok(FamilyOutput::Skipped("no item has a response and a reference".into()));
+            return Ok(FamilyOutput::NoneScored { reason: "no item has a response and a reference".into(), notes: unscored_notes(items) });
         }
         let (config, rule) = (&self.bertscore, self.rule);
         let (mut bs, mut avg, mut greedy, mut extrema) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());

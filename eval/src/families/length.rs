@@ -33,7 +33,7 @@ impl MetricFamily for LengthFamily {
     fn compute(&self, items: &[DialogueItem], _progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
         let values: Vec<Option<f64>> = items.iter().map(|i| i.response.as_ref().map(|r| dialeval_common::word_count(&r.text) as f64)).collect();
         if values.iter().all(Option::is_none) {
-            return Ok(FamilyOutput::Skipped("no responses".into()));
+            return Ok(FamilyOutput::NoneScored { reason: "no responses".into(), notes: Vec::new() });
         }
         Ok(FamilyOutput::Scored(FamilyScores::new(vec![Column::new(LENGTH, values)])))
     }

@@ -131,7 +131,7 @@ impl MetricFamily for LexicalFamily {
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
         let at = referenced_items(items);
         if at.is_empty() {
-            return Ok(FamilyOutput::Skipped("no item has a response and a reference".into()));
+            return Ok(FamilyOutput::NoneScored { reason: "no item has a response and a reference".into(), notes: unscored_notes(items) });
         }
         let rouge = Rouge::new(self.rouge_stemming);
         let done = AtomicUsize::new(0);

@@ -8,7 +8,7 @@ use dialeval_llm_prompt::{ChatClient, Judge, JudgeConfig, Scoring};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, response};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, response};
 use crate::table::Column;
 
 /// `LLM-<criterion>` columns. A judgement that fails (a refused connection, a timeout) leaves its
@@ -89,13 +89,11 @@ impl<C: ChatClient> MetricFamily for LlmFamily<C> {
         }
         let columns = CRITERIA.iter().zip(cells).map(|(c, v)| Column::new(format!("LLM-{}", c.name()).as_str(), v)).collect();
         let mut scores = FamilyScores::new(columns);
-        if !unscorable.is_empty() {
-            scores.notes.push(format!("{} answers had no readable score; their cells are empty: {}", unscorable.len(), crate::family::named_list(&unscorable, 10, ", ")));
-        }
+        scores.notes.push(Note::items("{n} answers had no readable score; their cells are empty: {names}", &unscorable, 10, ", "));
         if !failed.is_empty() {
             scores.complete = false;
-            scores.notes.push(format!("{} judgements failed and will be asked again on the next run (first: {})", failed.len(), failed[0]));
         }
+        scores.notes.push(Note::items("{n} judgements failed and will be asked again on the next run (first: {names})", &failed, 1, ", "));
         Ok(FamilyOutput::Scored(scores))
     }
 }

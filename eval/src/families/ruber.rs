@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::families::embedding::MemoEmbedder;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response, unscored_notes};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, referenced_items, response, unscored_notes};
 use crate::models::{CheckpointIdentity, SharedCache};
 use crate::table::{Column, ScoreTable};
 
@@ -75,7 +75,7 @@ impl MetricFamily for BertRuberFamily {
 
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
         if items.iter().all(|i| i.response.is_none()) {
-            return Ok(FamilyOutput::Skipped("no responses".into()));
+            return Ok(FamilyOutput::NoneScored { reason: "no responses".into(), notes: Vec::new() });
         }
         let queries: Vec<String> = items.iter().map(|i| self.scorer.config.query(&i.context.iter().map(|t| t.text.as_str()).collect::<Vec<_>>())).collect();
         let texts: Vec<&str> = queries.iter().map(String::as_str).chain(items.iter().map(response)).collect();
@@ -102,14 +102,23 @@ impl MetricFamily for BertRuberFamily {
             }
             let unref: Vec<f64> = at.iter().map(|&i| unreferenced[i]).collect();
             columns.push(Column::spread("BERT-RUBER-ref", n, &at, &referenced)?);
-            scores_notes.extend(unscored_notes(items).into_iter().map(|note| format!("referenced score and hybrids: {note}")));
+            scores_notes.extend(unscored_notes(items).into_iter().map(|note| note.prefixed("referenced score and hybrids: ")));
             columns.extend(hybrid_columns(n, &at, &unref, &referenced)?);
         } else {
-            scores_notes.push("fewer than two items have a reference: no referenced score or hybrids".to_owned());
+            scores_notes.push(Note::text("fewer than two items have a reference: no referenced score or hybrids"));
         }
         let mut scores = FamilyScores::new(columns);
         scores.notes = scores_notes;
         Ok(FamilyOutput::Scored(scores))
+    }
+
+    /// The hybrids normalised over the whole corpus, not each chunk.
+    fn finish(&self, columns: Vec<Column>) -> Result<Vec<Column>> {
+        let mut table = ScoreTable::new(columns.first().map_or(0, |c| c.values.len()));
+        for c in columns {
+            table.push(c)?;
+        }
+        Ok(recompute_hybrids(table)?.columns().to_vec())
     }
 }
 

@@ -10,7 +10,7 @@ use dialeval_slm_model::train::Scorer;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, named_list};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note};
 use crate::models::{CheckpointIdentity, SharedCache, score_slm_pairs, slm_pair};
 use crate::table::Column;
 
@@ -61,7 +61,7 @@ impl MetricFamily for SlmFamily {
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
         let at: Vec<usize> = (0..items.len()).filter(|&i| items[i].response.is_some()).collect();
         if at.is_empty() {
-            return Ok(FamilyOutput::Skipped("no responses".into()));
+            return Ok(FamilyOutput::NoneScored { reason: "no responses".into(), notes: Vec::new() });
         }
         let pairs: Vec<TrainingPair> = at.iter().map(|&i| slm_pair(&items[i], self.context_turns)).collect();
         let encoder = self.encoder.as_ref().map(|(e, c)| (e.as_ref(), c.as_ref()));
@@ -78,10 +78,12 @@ impl MetricFamily for SlmFamily {
             }
         }
         let column = Column::spread("SLM", items.len(), &at, &scores)?;
-        let mut out = FamilyScores::new(vec![column]).with_note(format!("{} items scored, {with_graphs} with a response graph", scores.len()));
-        if !unreadable.is_empty() {
-            out = out.with_note(format!("{} response graphs do not parse and were scored as missing graphs: {}", unreadable.len(), named_list(&unreadable, 10, ", ")));
-        }
+        let out = FamilyScores::new(vec![column]).with_note(Note::count("{0} items scored, {1} with a response graph", &[scores.len(), with_graphs])).with_note(Note::items(
+            "{n} response graphs do not parse and were scored as missing graphs: {names}",
+            &unreadable,
+            10,
+            ", ",
+        ));
         Ok(FamilyOutput::Scored(out))
     }
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::digest::FileDigest;
 use crate::error::Result;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, named_list};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note};
 use crate::table::Column;
 
 /// Smatch F1 (smatch 1.0.4's hill climbing) between the response graph attached to an item and
@@ -127,20 +127,18 @@ impl MetricFamily for SmatchFamily {
             })
             .collect();
         let found = values.iter().filter(|v| v.is_some()).count();
-        if found == 0 && malformed.is_empty() {
-            return Ok(FamilyOutput::Skipped("no item has both a response graph and a reference graph".into()));
-        }
-        let mut scores = FamilyScores::new(vec![Column::new("Smatch", values)]);
+        let mut notes = Vec::new();
         if !self.references.malformed.is_empty() {
             let bad: Vec<String> = self.references.malformed.iter().map(ToString::to_string).collect();
-            scores.notes.push(format!("{} malformed blocks of the AMR files were skipped (their sentences have no graph): {}", bad.len(), bad.join("; ")));
+            notes.push(Note::text(format!("{} malformed blocks of the AMR files were skipped (their sentences have no graph): {}", bad.len(), bad.join("; "))));
         }
-        if no_graph > 0 {
-            scores.notes.push(format!("{no_graph} of {} items lack a response or reference graph and are not scored", items.len()));
+        notes.push(Note::count("{0} of {1} items lack a response or reference graph and are not scored", &[no_graph, items.len()]));
+        notes.push(Note::items("{n} items with a malformed graph are not scored: {names}", &malformed, 5, "; "));
+        if found == 0 && malformed.is_empty() {
+            return Ok(FamilyOutput::NoneScored { reason: "no item has both a response graph and a reference graph".into(), notes });
         }
-        if !malformed.is_empty() {
-            scores.notes.push(format!("{} items with a malformed graph are not scored: {}", malformed.len(), named_list(&malformed, 5, "; ")));
-        }
+        let mut scores = FamilyScores::new(vec![Column::new("Smatch", values)]);
+        scores.notes = notes;
         Ok(FamilyOutput::Scored(scores))
     }
 }
