@@ -1,12 +1,14 @@
 //! Criterion benchmarks of `dialeval-metrics`, mirroring `scripts/bench_reference.py`:
 //! sentence BLEU, ROUGE, stemmed ROUGE and METEOR over the 240 USR-PersonaChat pairs,
-//! WordNet loading, and the three correlations at n = 240 and n = 100,000.
+//! WordNet loading, the three correlations at n = 240 and n = 100,000, and the bootstrap
+//! interval of the report at n = 100,000 (plain and rank paths).
 #![allow(missing_docs, clippy::panic, clippy::unwrap_used)] // criterion macros; benches fail loudly
 
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dialeval_metrics::correlation::{CorrelationKind, correlate};
+use dialeval_metrics::inference::{BootstrapConfig, bootstrap_interval, rank_bootstrap_interval};
 use dialeval_metrics::text::bleu::{Bleu, BleuConfig};
 use dialeval_metrics::text::meteor::{Meteor, MeteorParams};
 use dialeval_metrics::text::rouge::{Rouge, Stemming};
@@ -69,5 +71,22 @@ fn bench_correlation(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_text, bench_correlation);
+/// A bootstrap interval at n = 100,000 (20 resamples: the time per resample times 50 is the
+/// report's 1,000), the plain path (sorting each resample) against the rank path (pair counts
+/// over orders sorted once), on a continuous metric against tied, Likert-like scores.
+fn bench_bootstrap(c: &mut Criterion) {
+    let mut g = c.benchmark_group("bootstrap");
+    g.sample_size(10);
+    let n = 100_000;
+    let (x, y) = series(n, 7);
+    let config = BootstrapConfig { resamples: 20, ..BootstrapConfig::default() };
+    for kind in [CorrelationKind::Spearman, CorrelationKind::KendallTauB] {
+        let stat = |a: &[f64], b: &[f64]| correlate(kind, a, b).map_or(f64::NAN, |r| r.statistic);
+        g.bench_function(format!("{}/plain/{n}", kind.name()), |b| b.iter(|| bootstrap_interval(&x, &y, stat, &config).unwrap()));
+        g.bench_function(format!("{}/rank/{n}", kind.name()), |b| b.iter(|| rank_bootstrap_interval(kind, &x, &y, &config).unwrap()));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_text, bench_correlation, bench_bootstrap);
 criterion_main!(benches);

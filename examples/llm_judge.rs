@@ -4,9 +4,13 @@
 //! cargo run --release --example llm_judge -- --base-url http://127.0.0.1:8089/v1 --model smollm2-135m \
 //!     --input ITEMS.jsonl [--criteria all|coherence,groundedness] [--variant full|no-slm|no-amr|plain|multi] \
 //!     [--scoring parse|logprob|sample] [--samples 5] [--temperature 0.7] [--cache DIR] [--templates DIR] \
-//!     [--budget 12000] [--concurrency 1]
+//!     [--budget 12000] [--concurrency 1] [--corpus jsonl|usr] [--amr FILE,…] [--sample N]
 //! ```
-//! ITEMS.jsonl is the generic format of `dialeval_datasets::jsonl` (turns may carry `amr`).
+//! ITEMS.jsonl is the generic format of `dialeval_datasets::jsonl` (turns may carry `amr`);
+//! `--corpus usr` reads USR-PersonaChat instead (default: the bundled copy, with its silver AMR
+//! and the persona as knowledge). `--sample N` judges N items spread evenly over the corpus.
+//! When the items carry human ratings, stderr ends with each criterion's Spearman with them
+//! (n, p), the unscorable answers and the throughput.
 //! The variants that show the SLM's probability (full, no-amr, multi) score every item with the
 //! SLM of `--slm` first (default: the shipped `models/slm`). One JSON object per item ×
 //! criterion goes to stdout: `{"id", "criterion", "variant", "outcome", "truncation", "calls"}`;
@@ -37,12 +41,30 @@ enum ScoringKind {
     Sample,
 }
 
+/// The corpus formats `--input` may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CorpusKind {
+    /// The generic JSONL format.
+    Jsonl,
+    /// USR-PersonaChat's `pc_usr_data.json`.
+    Usr,
+}
+
 #[derive(Debug, clap::Parser)]
 #[command(about = "Rate items with an LLM judge on the paper's four criteria")]
 struct Args {
-    /// Items in the generic JSONL format.
+    /// Items in the generic JSONL format (with `--corpus usr`: pc_usr_data.json, default the bundled copy).
     #[arg(long)]
-    input: std::path::PathBuf,
+    input: Option<std::path::PathBuf>,
+    /// What `--input` is.
+    #[arg(long, value_enum, default_value_t = CorpusKind::Jsonl)]
+    corpus: CorpusKind,
+    /// PENMAN files whose graphs are attached to turns by sentence text (default for usr: the bundled silver AMR).
+    #[arg(long, value_delimiter = ',')]
+    amr: Vec<std::path::PathBuf>,
+    /// Judge only this many items, spread evenly over the corpus (every k-th).
+    #[arg(long)]
+    sample: Option<usize>,
     /// OpenAI-compatible endpoint.
     #[arg(long, default_value = "http://127.0.0.1:8089/v1")]
     base_url: String,
@@ -92,7 +114,6 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    let input = &args.input;
     let variant = args.variant;
     let criteria: Vec<Criterion> = match args.criteria.as_str() {
         "all" => CRITERIA.to_vec(),
@@ -103,7 +124,22 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         ScoringKind::Logprob => Scoring::Logprob { top_logprobs: 20, min_mass: 0.5 },
         ScoringKind::Sample => Scoring::Sample { samples: args.samples, temperature: args.temperature },
     };
-    let items = dialeval_datasets::jsonl::load(input)?;
+    let mut items = match (args.corpus, &args.input) {
+        (CorpusKind::Jsonl, Some(input)) => dialeval_datasets::jsonl::load(input)?,
+        (CorpusKind::Jsonl, None) => return Err("--input ITEMS.jsonl is required (or --corpus usr)".into()),
+        (CorpusKind::Usr, input) => dialeval_datasets::usr::load(input.as_deref().unwrap_or_else(|| std::path::Path::new("data/usr-personachat/pc_usr_data.json")))?,
+    };
+    let amr = if args.amr.is_empty() && args.corpus == CorpusKind::Usr { vec!["data/silver-amr/usr-personachat.silver.amr.txt".into()] } else { args.amr.clone() };
+    if !amr.is_empty() {
+        let coverage = dialeval_datasets::amr::AmrIndex::load(&amr)?.attach(&mut items);
+        eprintln!("llm_judge: AMR for {} of {} utterances", coverage.with_amr, coverage.turns);
+    }
+    if let Some(n) = args.sample.filter(|&n| n > 0 && n < items.len()) {
+        let len = items.len();
+        items = (0..n).map(|k| items[k * len / n].clone()).collect();
+    }
+    eprintln!("llm_judge: {} items × {} criteria, variant {variant:?}", items.len(), criteria.len());
+    let started = std::time::Instant::now();
     let slm: Vec<Option<f64>> =
         if variant.uses_slm() { score_items(&Scorer::load(&args.slm, args.device.device()?)?, &items, 2, &|_, _| {})?.into_iter().map(Some).collect() } else { vec![None; items.len()] };
     let inputs: Vec<PromptInput> = items.iter().zip(slm).map(|(it, slm_score)| PromptInput { slm_score, ..prompt_input(it) }).collect();
@@ -118,14 +154,49 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let bar = dialeval_examples::Progress::new("judgements");
     let results = judge.judge_batch(&inputs, &criteria, variant, scoring, &|done, total| bar.update(done, total));
     bar.finish();
+    let wall = started.elapsed().as_secs_f64();
+    // Per criterion: (judge's score, human mean) of the items with both; answers without a score.
+    let mut pairs: Vec<(Vec<f64>, Vec<f64>, usize)> = vec![(Vec::new(), Vec::new(), 0); criteria.len()];
+    let (mut calls, mut fresh, mut prompt_tokens, mut fresh_ms) = (0, 0, 0_u64, 0.0);
     for (item, row) in items.iter().zip(results) {
         for r in row {
             let line = match r {
-                Ok(j) => json!({"id": item.id, "criterion": j.criterion, "variant": j.variant, "outcome": j.outcome, "truncation": j.truncation, "calls": j.calls}),
+                Ok(j) => {
+                    for c in &j.calls {
+                        calls += 1;
+                        if !c.cached {
+                            fresh += 1;
+                            fresh_ms += c.latency_ms;
+                            prompt_tokens += c.prompt_tokens.unwrap_or(0);
+                        }
+                    }
+                    if let Some(k) = criteria.iter().position(|&c| c == j.criterion) {
+                        match (j.outcome.value(), item.mean(j.criterion)) {
+                            (Some(v), Some(h)) => {
+                                pairs[k].0.push(v);
+                                pairs[k].1.push(h);
+                            }
+                            (None, _) => pairs[k].2 += 1,
+                            _ => {}
+                        }
+                    }
+                    json!({"id": item.id, "criterion": j.criterion, "variant": j.variant, "outcome": j.outcome, "truncation": j.truncation, "calls": j.calls})
+                }
                 Err(e) => json!({"id": item.id, "error": e.to_string()}),
             };
             println!("{line}");
         }
     }
+    for (c, (judge, human, unscorable)) in criteria.iter().zip(&pairs) {
+        let rho = match dialeval_metrics::correlation::spearman(judge, human) {
+            Ok(r) if r.statistic.is_finite() => format!("{:.3} (p={:.3})", r.statistic, r.pvalue),
+            Ok(r) => format!("undefined ({})", r.undefined.map_or("no variation", |u| u.reason())),
+            Err(e) => format!("undefined ({e})"),
+        };
+        eprintln!("llm_judge: {variant:?} {}: Spearman with people {rho}, n = {}; {unscorable} of {} answers unscorable", c.name(), judge.len(), judge.len() + unscorable);
+    }
+    let per_call = if fresh > 0 { fresh_ms / 1000.0 / fresh as f64 } else { 0.0 };
+    let tps = if fresh_ms > 0.0 { prompt_tokens as f64 / (fresh_ms / 1000.0) } else { 0.0 };
+    eprintln!("llm_judge: {calls} calls ({fresh} not cached: {per_call:.1} s each, {tps:.0} prompt tokens/s) in {wall:.0} s");
     Ok(())
 }

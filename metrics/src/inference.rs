@@ -114,6 +114,11 @@ pub fn bootstrap_interval(x: &[f64], y: &[f64], statistic: impl Fn(&[f64], &[f64
         }
         values.push(statistic(&bx, &by));
     }
+    percentile_interval(values, config)
+}
+
+/// The percentile interval of the resample statistics `values` (NaN: undefined, left out).
+fn percentile_interval(mut values: Vec<f64>, config: &BootstrapConfig) -> Result<BootstrapInterval> {
     let undefined_resamples = values.iter().filter(|v| v.is_nan()).count();
     values.retain(|v| !v.is_nan());
     if values.len() < 2 {
@@ -123,6 +128,213 @@ pub fn bootstrap_interval(x: &[f64], y: &[f64], statistic: impl Fn(&[f64], &[f64
     let alpha = (1.0 - config.confidence) / 2.0;
     let interval = Interval { low: percentile_linear(&values, alpha), high: percentile_linear(&values, 1.0 - alpha), confidence: config.confidence };
     Ok(BootstrapInterval { interval, undefined_resamples })
+}
+
+/// [`bootstrap_interval`] of Spearman's ρ or Kendall's τ-b, made cheap at large n: the same
+/// resamples (the same draws of the same seeded generator), but each resample is read as how
+/// often each pair was drawn, over orders of `x`, `y` and `(x, y)` sorted once. A resample then
+/// costs O(n) for Spearman (group counts give each value's average rank) and O(n log k) for
+/// Kendall (a Fenwick tree over the k distinct `y` values counts the discordant pairs), instead
+/// of sorting the resample twice. Kendall's τ-b comes from the same integer pair counts as
+/// [`crate::correlation::kendall_tau_b`] and is bit for bit its value; Spearman's ρ is the
+/// Pearson correlation of the same ranks, summed in another order (equal within 1e-12).
+///
+/// # Errors
+/// As [`bootstrap_interval`]; [`Error::Config`] for Pearson (not a rank statistic) or a
+/// non-finite value (drop NaN pairs first).
+pub fn rank_bootstrap_interval(kind: CorrelationKind, x: &[f64], y: &[f64], config: &BootstrapConfig) -> Result<BootstrapInterval> {
+    check_confidence(config.confidence)?;
+    if x.len() != y.len() {
+        return Err(Error::LengthMismatch { left: x.len(), right: y.len() });
+    }
+    let n = x.len();
+    if n < 2 {
+        return Err(Error::TooFewObservations { n, needed: 2 });
+    }
+    if config.resamples < 2 {
+        return Err(Error::Config("at least 2 bootstrap resamples are needed".into()));
+    }
+    if kind == CorrelationKind::Pearson {
+        return Err(Error::Config("the rank bootstrap is for Spearman and Kendall".into()));
+    }
+    if x.iter().chain(y).any(|v| !v.is_finite()) {
+        return Err(Error::Config("the rank bootstrap needs finite values (drop NaN pairs first)".into()));
+    }
+    let groups = RankGroups::new(x, y);
+    let mut rng = SplitMix64(config.seed);
+    let mut counts = vec![0_u64; n];
+    let mut scratch = RankScratch::new(&groups);
+    let mut values = Vec::with_capacity(config.resamples);
+    for _ in 0..config.resamples {
+        counts.iter_mut().for_each(|c| *c = 0);
+        for _ in 0..n {
+            counts[rng.below(n)] += 1;
+        }
+        values.push(match kind {
+            CorrelationKind::Spearman => groups.spearman(&counts, &mut scratch),
+            _ => groups.kendall(&counts, &mut scratch),
+        });
+    }
+    percentile_interval(values, config)
+}
+
+/// Tie groups of `x`, of `y` and of `(x, y)`, numbered in ascending order.
+struct RankGroups {
+    /// Per pair: its `x` group, `y` group and `(x, y)` group.
+    gx: Vec<u32>,
+    gy: Vec<u32>,
+    gxy: Vec<u32>,
+    /// The pairs in ascending `(x, y)` order (so in ascending `x`).
+    order: Vec<u32>,
+    kx: usize,
+    ky: usize,
+    kxy: usize,
+}
+
+/// Buffers of one resample's statistic.
+struct RankScratch {
+    cx: Vec<u64>,
+    cy: Vec<u64>,
+    cxy: Vec<u64>,
+    rx: Vec<f64>,
+    ry: Vec<f64>,
+    tree: Vec<u64>,
+}
+
+impl RankScratch {
+    fn new(g: &RankGroups) -> Self {
+        Self { cx: vec![0; g.kx], cy: vec![0; g.ky], cxy: vec![0; g.kxy], rx: vec![0.0; g.kx], ry: vec![0.0; g.ky], tree: vec![0; g.ky + 1] }
+    }
+}
+
+/// Group ids (0-based, ascending) of `v` and how many groups.
+fn tie_groups(v: &[f64]) -> (Vec<u32>, usize) {
+    let mut order: Vec<u32> = (0..v.len() as u32).collect();
+    order.sort_by(|&a, &b| v[a as usize].total_cmp(&v[b as usize]));
+    let mut ids = vec![0_u32; v.len()];
+    let mut k = 0_u32;
+    for (j, &i) in order.iter().enumerate() {
+        if j > 0 && v[i as usize] != v[order[j - 1] as usize] {
+            k += 1;
+        }
+        ids[i as usize] = k;
+    }
+    (ids, if v.is_empty() { 0 } else { k as usize + 1 })
+}
+
+impl RankGroups {
+    fn new(x: &[f64], y: &[f64]) -> Self {
+        let ((gx, kx), (gy, ky)) = (tie_groups(x), tie_groups(y));
+        let mut order: Vec<u32> = (0..x.len() as u32).collect();
+        order.sort_by_key(|&i| (gx[i as usize], gy[i as usize]));
+        let mut gxy = vec![0_u32; x.len()];
+        let mut k = 0_u32;
+        for (j, &i) in order.iter().enumerate() {
+            let (a, b) = (i as usize, order[j.saturating_sub(1)] as usize);
+            if j > 0 && (gx[a], gy[a]) != (gx[b], gy[b]) {
+                k += 1;
+            }
+            gxy[a] = k;
+        }
+        Self { gx, gy, gxy, order, kx, ky, kxy: k as usize + 1 }
+    }
+
+    /// Spearman's ρ of the resample that draws pair i `counts[i]` times: the Pearson
+    /// correlation of average ranks, a tie group of c drawn pairs after m drawn smaller values
+    /// having rank m + (c + 1) / 2.
+    fn spearman(&self, counts: &[u64], s: &mut RankScratch) -> f64 {
+        let n: u64 = counts.iter().sum();
+        s.cx.iter_mut().for_each(|c| *c = 0);
+        s.cy.iter_mut().for_each(|c| *c = 0);
+        for (i, &c) in counts.iter().enumerate() {
+            s.cx[self.gx[i] as usize] += c;
+            s.cy[self.gy[i] as usize] += c;
+        }
+        let mean = (n as f64 + 1.0) / 2.0;
+        let ranks = |groups: &[u64], ranks: &mut [f64]| {
+            let (mut before, mut spread) = (0_u64, 0.0);
+            for (r, &c) in ranks.iter_mut().zip(groups) {
+                *r = before as f64 + (c as f64 + 1.0) / 2.0 - mean;
+                spread += c as f64 * *r * *r;
+                before += c;
+            }
+            spread
+        };
+        let (sxx, syy) = (ranks(&s.cx, &mut s.rx), ranks(&s.cy, &mut s.ry));
+        if sxx == 0.0 || syy == 0.0 {
+            return f64::NAN;
+        }
+        let sxy: f64 = counts.iter().enumerate().filter(|&(_, &c)| c > 0).map(|(i, &c)| c as f64 * s.rx[self.gx[i] as usize] * s.ry[self.gy[i] as usize]).sum();
+        (sxy / sxx.sqrt() / syy.sqrt()).clamp(-1.0, 1.0)
+    }
+
+    /// Kendall's τ-b of the resample, from the pair counts
+    /// [`crate::correlation::kendall_tau_b`] uses: pairs in all, tied in x, in y, in both, and
+    /// discordant (a Fenwick tree over the y groups, filled in ascending x).
+    fn kendall(&self, counts: &[u64], s: &mut RankScratch) -> f64 {
+        let n: u64 = counts.iter().sum();
+        let pairs = |c: u64| c * c.saturating_sub(1) / 2;
+        s.cx.iter_mut().for_each(|c| *c = 0);
+        s.cy.iter_mut().for_each(|c| *c = 0);
+        s.cxy.iter_mut().for_each(|c| *c = 0);
+        for (i, &c) in counts.iter().enumerate() {
+            s.cx[self.gx[i] as usize] += c;
+            s.cy[self.gy[i] as usize] += c;
+            s.cxy[self.gxy[i] as usize] += c;
+        }
+        let tot = pairs(n);
+        let (xtie, ytie, ntie): (u64, u64, u64) = (s.cx.iter().map(|&c| pairs(c)).sum(), s.cy.iter().map(|&c| pairs(c)).sum(), s.cxy.iter().map(|&c| pairs(c)).sum());
+        if xtie == tot || ytie == tot {
+            return f64::NAN;
+        }
+        // Discordant: x strictly smaller, y strictly greater. Insert each x group after all of
+        // its pairs have been counted against the smaller x groups.
+        s.tree.iter_mut().for_each(|t| *t = 0);
+        let (mut inserted, mut dis) = (0_u64, 0_u64);
+        let mut start = 0;
+        while start < self.order.len() {
+            let g = self.gx[self.order[start] as usize];
+            let mut end = start;
+            while end < self.order.len() && self.gx[self.order[end] as usize] == g {
+                end += 1;
+            }
+            for &i in &self.order[start..end] {
+                let c = counts[i as usize];
+                if c > 0 {
+                    let at_most = fenwick_prefix(&s.tree, self.gy[i as usize] as usize + 1);
+                    dis += c * (inserted - at_most);
+                }
+            }
+            for &i in &self.order[start..end] {
+                let c = counts[i as usize];
+                if c > 0 {
+                    fenwick_add(&mut s.tree, self.gy[i as usize] as usize + 1, c);
+                    inserted += c;
+                }
+            }
+            start = end;
+        }
+        let con_minus_dis = tot as f64 - xtie as f64 - ytie as f64 + ntie as f64 - 2.0 * dis as f64;
+        (con_minus_dis / (tot as f64 - xtie as f64).sqrt() / (tot as f64 - ytie as f64).sqrt()).clamp(-1.0, 1.0)
+    }
+}
+
+/// Sum of the first `k` entries of a 1-based Fenwick tree.
+fn fenwick_prefix(tree: &[u64], mut k: usize) -> u64 {
+    let mut sum = 0;
+    while k > 0 {
+        sum += tree[k];
+        k &= k - 1;
+    }
+    sum
+}
+
+/// Adds `w` at 1-based position `k`.
+fn fenwick_add(tree: &mut [u64], mut k: usize, w: u64) {
+    while k < tree.len() {
+        tree[k] += w;
+        k += k & k.wrapping_neg();
+    }
 }
 
 /// numpy's default percentile (`method='linear'`) of sorted values, `q` in [0, 1].
@@ -273,6 +485,36 @@ mod tests {
         // constant data: every resample undefined
         let c = vec![1.0; 10];
         assert!(bootstrap_interval(&c, &c, r, &cfg).is_err());
+    }
+
+    #[test]
+    fn the_rank_bootstrap_draws_the_resamples_of_the_plain_bootstrap() {
+        // Ties in both variables (ratings on a 1-5 scale, a metric rounded to tenths).
+        let mut rng = SplitMix64(11);
+        let x: Vec<f64> = (0..300).map(|_| (rng.below(40) as f64) / 10.0).collect();
+        let y: Vec<f64> = x.iter().map(|v| ((v * 1.3 + rng.below(30) as f64 / 10.0) as u32 % 5 + 1) as f64).collect();
+        let cfg = BootstrapConfig { resamples: 200, confidence: 0.95, seed: 3 };
+        for kind in [CorrelationKind::Spearman, CorrelationKind::KendallTauB] {
+            let stat = |a: &[f64], b: &[f64]| correlate(kind, a, b).map_or(f64::NAN, |c| c.statistic);
+            let plain = bootstrap_interval(&x, &y, stat, &cfg).unwrap();
+            let fast = rank_bootstrap_interval(kind, &x, &y, &cfg).unwrap();
+            assert_eq!(fast.undefined_resamples, plain.undefined_resamples);
+            if kind == CorrelationKind::KendallTauB {
+                assert_eq!(fast.interval, plain.interval, "the same integer pair counts");
+            } else {
+                assert_abs_diff_eq!(fast.interval.low, plain.interval.low, epsilon = 1e-12);
+                assert_abs_diff_eq!(fast.interval.high, plain.interval.high, epsilon = 1e-12);
+            }
+        }
+        // Two pairs: many resamples draw one pair twice (constant), as in the plain bootstrap.
+        let (a, b) = ([1.0, 2.0], [2.0, 1.0]);
+        let stat = |p: &[f64], q: &[f64]| correlate(CorrelationKind::Spearman, p, q).map_or(f64::NAN, |c| c.statistic);
+        let small = BootstrapConfig { resamples: 50, confidence: 0.9, seed: 1 };
+        assert_eq!(rank_bootstrap_interval(CorrelationKind::Spearman, &a, &b, &small).unwrap().undefined_resamples, bootstrap_interval(&a, &b, stat, &small).unwrap().undefined_resamples);
+        assert!(rank_bootstrap_interval(CorrelationKind::Pearson, &x, &y, &cfg).is_err());
+        assert!(rank_bootstrap_interval(CorrelationKind::Spearman, &[1.0, f64::NAN, 2.0], &[1.0, 2.0, 3.0], &cfg).is_err());
+        let c = vec![1.0; 10];
+        assert!(rank_bootstrap_interval(CorrelationKind::KendallTauB, &c, &c, &cfg).is_err());
     }
 
     #[test]

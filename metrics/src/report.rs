@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::correlation::{CorrelationKind, CorrelationOptions, correlate_with};
 use crate::error::{Error, Result};
-use crate::inference::{BootstrapConfig, Interval, bootstrap_interval, fisher_z_interval};
+use crate::inference::{BootstrapConfig, Interval, bootstrap_interval, fisher_z_interval, rank_bootstrap_interval};
 
 /// How a report computes confidence intervals.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -81,6 +81,10 @@ impl CorrelationReport {
         } else {
             config.bootstrap.and_then(|b| {
                 let b = BootstrapConfig { confidence: config.confidence, ..b };
+                if x.iter().chain(y).all(|v| v.is_finite()) {
+                    // The same resamples, each from pair counts over orders sorted once.
+                    return rank_bootstrap_interval(kind, x, y, &b).ok().map(|r| r.interval);
+                }
                 let stat = |a: &[f64], bb: &[f64]| correlate_with(kind, a, bb, &config.options).map_or(f64::NAN, |r| r.statistic);
                 bootstrap_interval(x, y, stat, &b).ok().map(|r| r.interval)
             })
