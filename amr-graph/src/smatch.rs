@@ -382,23 +382,41 @@ impl Smatch {
     }
 }
 
-/// Candidate mappings and weights (smatch's `compute_pool`), stored densely.
+/// Graph pairs up to this many node pairs (n1 · n2) keep one slot per node pair (the tables of
+/// a pair of such graphs stay below 30 MB); larger ones one per candidate pair.
+const DENSE_INDEX_CELLS: usize = 1 << 20;
+
+/// Candidate mappings and weights (smatch's `compute_pool`), one slot per pair `(i, j)` of
+/// test and gold node, in `(i, j)` order. Up to [`DENSE_INDEX_CELLS`] node pairs every pair has
+/// its slot `i * n2 + j` (the fastest lookup); beyond, only the candidate pairs (sharing a
+/// concept, attribute or relation) have one, found by binary search, so memory grows with the
+/// candidate pairs, not with n1 · n2 (two 2,000-node graphs with few shared concepts do not
+/// need tables of 4 million cells).
 struct Pool {
     n1: usize,
     n2: usize,
     /// Sorted gold candidates per test node.
     candidates: Vec<Vec<i32>>,
+    /// The first slot of each test node's candidates (`n1 + 1` entries).
+    offsets: Vec<usize>,
+    /// Every node pair has a slot, `i * n2 + j` (n1 · n2 ≤ [`DENSE_INDEX_CELLS`]); otherwise
+    /// the candidates of test node `i` have slots `offsets[i]..offsets[i + 1]`.
+    dense: bool,
     /// Test nodes having gold node `j` as a candidate, ascending.
     holders: Vec<Vec<usize>>,
-    /// Instance + attribute matches of pair `(i, j)` at `i * n2 + j`.
+    /// Instance + attribute matches of each candidate pair, by slot.
     unary: Vec<i64>,
-    /// Relation matches shared with another pair: `(k, l, weight)` per pair `(i, j)`, those of
-    /// pair `p = i * n2 + j` at `pairwise[starts[p]..starts[p + 1]]`.
+    /// Relation matches shared with another pair: `(k, l, weight)` per candidate pair, those of
+    /// slot `p` at `pairwise[starts[p]..starts[p + 1]]`, with the slot of `(k, l)` beside each
+    /// in `pairwise_slots`.
     pairwise: Vec<(usize, i32, i64)>,
+    pairwise_slots: Vec<usize>,
     starts: Vec<usize>,
-    /// Whether test nodes `i` and `k` share a relation match under some mapping, at `i * n1 + k`
-    /// (most pairs do not, and then no pair of their mappings is linked).
-    linked: Vec<bool>,
+    /// The test nodes `k` that share a relation match with test node `i` under some mapping,
+    /// ascending (most pairs do not, and then no pair of their mappings is linked).
+    linked: Vec<Vec<usize>>,
+    /// The same at `i * n1 + k`, when n1² is at most [`DENSE_INDEX_CELLS`].
+    linked_dense: Option<Vec<bool>>,
     /// A bound no mapping can beat (all triples of the smaller side matched).
     upper_bound: i64,
 }
@@ -407,13 +425,14 @@ impl Pool {
     fn new(t: &SmatchTriples, g: &SmatchTriples) -> Self {
         let (n1, n2) = (t.node_count(), g.node_count());
         let mut candidates = vec![Vec::new(); n1];
-        let mut unary = vec![0_i64; n1 * n2];
-        let mut pair_map: FxHashMap<(usize, usize), i64> = FxHashMap::default();
+        // The matches, kept to be weighed once the candidates have their slots.
+        let mut unary_matches: Vec<(usize, usize)> = Vec::new();
+        let mut relation_matches: Vec<(usize, usize, usize, usize)> = Vec::new();
         for (i, c1) in t.concepts.iter().enumerate() {
             for (j, c2) in g.concepts.iter().enumerate() {
                 if c1 == c2 {
                     candidates[i].push(j as i32);
-                    unary[i * n2 + j] += 1;
+                    unary_matches.push((i, j));
                 }
             }
         }
@@ -421,7 +440,7 @@ impl Pool {
             for (j, r2, v2) in &g.attributes {
                 if r1 == r2 && v1 == v2 {
                     candidates[*i].push(*j as i32);
-                    unary[i * n2 + j] += 1;
+                    unary_matches.push((*i, *j));
                 }
             }
         }
@@ -432,28 +451,59 @@ impl Pool {
                 }
                 candidates[*i1].push(*j1 as i32);
                 candidates[*i2].push(*j2 as i32);
-                let (p, q) = (i1 * n2 + j1, i2 * n2 + j2);
-                if p == q {
-                    unary[p] += 1;
-                } else {
-                    *pair_map.entry((p, q)).or_default() += 1;
-                    *pair_map.entry((q, p)).or_default() += 1;
-                }
+                relation_matches.push((*i1, *j1, *i2, *j2));
             }
         }
         for c in &mut candidates {
             c.sort_unstable();
             c.dedup();
         }
-        let mut linked = vec![false; n1 * n1];
+        let mut offsets = Vec::with_capacity(n1 + 1);
+        offsets.push(0);
+        for c in &candidates {
+            offsets.push(offsets[offsets.len() - 1] + c.len());
+        }
+        let dense = n1 * n2 <= DENSE_INDEX_CELLS;
+        let slots = if dense { n1 * n2 } else { offsets[n1] };
+        let slot = |i: usize, j: usize| if dense { i * n2 + j } else { offsets[i] + candidates[i].binary_search(&(j as i32)).unwrap_or_else(|_| unreachable!("every match is a candidate")) };
+        let mut unary = vec![0_i64; slots];
+        for (i, j) in unary_matches {
+            unary[slot(i, j)] += 1;
+        }
+        // Slot order is (i, j) order, so these entries sort as the dense indices i * n2 + j did.
+        let mut pair_map: FxHashMap<(usize, usize), (usize, i32, i64)> = FxHashMap::default();
+        for (i1, j1, i2, j2) in relation_matches {
+            let (p, q) = (slot(i1, j1), slot(i2, j2));
+            if p == q {
+                unary[p] += 1;
+            } else {
+                pair_map.entry((p, q)).or_insert((i2, j2 as i32, 0)).2 += 1;
+                pair_map.entry((q, p)).or_insert((i1, j1 as i32, 0)).2 += 1;
+            }
+        }
+        let mut linked = vec![Vec::new(); n1];
         let mut entries: Vec<_> = pair_map.into_iter().collect();
         entries.sort_unstable();
-        let mut starts = vec![0; n1 * n2 + 1];
+        let mut starts = vec![0; slots + 1];
         let mut pairwise = Vec::with_capacity(entries.len());
-        for ((p, q), w) in entries {
-            pairwise.push((q / n2, (q % n2) as i32, w));
+        let mut pairwise_slots = Vec::with_capacity(entries.len());
+        let mut owner = vec![0_usize; slots];
+        for (i, w) in offsets.windows(2).enumerate() {
+            if dense {
+                owner[i * n2..(i + 1) * n2].iter_mut().for_each(|o| *o = i);
+            } else {
+                owner[w[0]..w[1]].iter_mut().for_each(|o| *o = i);
+            }
+        }
+        for ((p, q), (k, l, w)) in entries {
+            pairwise.push((k, l, w));
+            pairwise_slots.push(q);
             starts[p + 1] += 1;
-            linked[p / n2 * n1 + q / n2] = true;
+            linked[owner[p]].push(k);
+        }
+        for l in &mut linked {
+            l.sort_unstable();
+            l.dedup();
         }
         for p in 1..starts.len() {
             starts[p] += starts[p - 1];
@@ -465,7 +515,44 @@ impl Pool {
                 holders[j as usize].push(i);
             }
         }
-        Self { n1, n2, candidates, holders, unary, pairwise, starts, linked, upper_bound }
+        let linked_dense = (n1 * n1 <= DENSE_INDEX_CELLS).then(|| {
+            let mut dense = vec![false; n1 * n1];
+            for (i, ks) in linked.iter().enumerate() {
+                ks.iter().for_each(|&k| dense[i * n1 + k] = true);
+            }
+            dense
+        });
+        Self { n1, n2, candidates, offsets, dense, holders, unary, pairwise, pairwise_slots, starts, linked, linked_dense, upper_bound }
+    }
+
+    /// The slot of candidate pair `(i, j)`, or `None` when `j` is not a candidate of `i` (no
+    /// weight, no links).
+    fn slot(&self, i: usize, j: i32) -> Option<usize> {
+        if j < 0 {
+            return None;
+        }
+        if self.dense { Some(i * self.n2 + j as usize) } else { self.candidates[i].binary_search(&j).ok().map(|k| self.offsets[i] + k) }
+    }
+
+    /// The slot of `i`'s `k`-th candidate `j`.
+    fn candidate_slot(&self, i: usize, k: usize, j: i32) -> usize {
+        if self.dense { i * self.n2 + j as usize } else { self.offsets[i] + k }
+    }
+
+    /// [`Pool::links`] with the slot of each linked pair, from one lookup.
+    fn links_with_slots(&self, i: usize, j: i32) -> (&[(usize, i32, i64)], &[usize]) {
+        self.slot(i, j).map_or((&[], &[]), |p| {
+            let range = self.starts[p]..self.starts[p + 1];
+            (&self.pairwise[range.clone()], &self.pairwise_slots[range])
+        })
+    }
+
+    /// Whether test nodes `i` and `k` share a relation match under some mapping.
+    fn are_linked(&self, i: usize, k: usize) -> bool {
+        match &self.linked_dense {
+            Some(dense) => dense[i * self.n1 + k],
+            None => self.linked[i].binary_search(&k).is_ok(),
+        }
     }
 
     /// smatch's `smart_init_mapping`: the first unused candidate with the same raw concept,
@@ -543,16 +630,11 @@ impl Pool {
     }
 
     fn weight(&self, i: usize, j: i32) -> i64 {
-        if j < 0 { 0 } else { self.unary[i * self.n2 + j as usize] }
+        self.slot(i, j).map_or(0, |p| self.unary[p])
     }
 
     fn links(&self, i: usize, j: i32) -> &[(usize, i32, i64)] {
-        if j < 0 {
-            &[]
-        } else {
-            let p = i * self.n2 + j as usize;
-            &self.pairwise[self.starts[p]..self.starts[p + 1]]
-        }
+        self.slot(i, j).map_or(&[], |p| &self.pairwise[self.starts[p]..self.starts[p + 1]])
     }
 
     fn total(&self, mapping: &[i32]) -> i64 {
@@ -593,30 +675,32 @@ impl Pool {
     /// mapping, is kept in a table updated along the links of the nodes a step moves, so a
     /// move's or a swap's gain costs a few lookups instead of a pass over links.
     fn climb(&self, mapping: &mut [i32]) -> i64 {
-        let n2 = self.n2;
         let mut score = self.total(mapping);
-        let mut owner = vec![-1_i32; n2];
+        let mut owner = vec![-1_i32; self.n2];
         for (i, &j) in mapping.iter().enumerate().filter(|&(_, &j)| j >= 0) {
             owner[j as usize] = i as i32;
         }
-        // value[i * n2 + j] = contribution(mapping, i, j, [i, i]) for every candidate j of i.
-        let mut value = vec![0_i64; self.n1 * n2];
+        // value[slot of (i, j)] = contribution(mapping, i, j, [i, i]) for every candidate j of
+        // i; a gold node that is no candidate of i contributes nothing.
+        let mut value = vec![0_i64; self.unary.len()];
         for (i, cands) in self.candidates.iter().enumerate() {
-            for &j in cands {
-                value[i * n2 + j as usize] = self.contribution(mapping, i, j, [i, i]);
+            for (k, &j) in cands.iter().enumerate() {
+                value[self.candidate_slot(i, k, j)] = self.contribution(mapping, i, j, [i, i]);
             }
         }
-        let at = |value: &[i64], i: usize, j: i32| if j < 0 { 0 } else { value[i * n2 + j as usize] };
+        let at = |value: &[i64], i: usize, j: i32| self.slot(i, j).map_or(0, |p| value[p]);
         // Node `k` moves from gold node `from` to `to`: the values linked to either change.
         let moved = |value: &mut [i64], k: usize, from: i32, to: i32| {
-            for &(i, j, w) in self.links(k, from) {
+            let (links, slots) = self.links_with_slots(k, from);
+            for (&(i, _, w), &p) in links.iter().zip(slots) {
                 if i != k {
-                    value[i * n2 + j as usize] -= w;
+                    value[p] -= w;
                 }
             }
-            for &(i, j, w) in self.links(k, to) {
+            let (links, slots) = self.links_with_slots(k, to);
+            for (&(i, _, w), &p) in links.iter().zip(slots) {
                 if i != k {
-                    value[i * n2 + j as usize] += w;
+                    value[p] += w;
                 }
             }
         };
@@ -627,11 +711,11 @@ impl Pool {
             for i in 0..self.n1 {
                 let a = mapping[i];
                 let here = at(&value, i, a);
-                for &b in &self.candidates[i] {
+                for (k, &b) in self.candidates[i].iter().enumerate() {
                     if owner[b as usize] >= 0 {
                         continue;
                     }
-                    let gain = value[i * n2 + b as usize] - here;
+                    let gain = value[self.candidate_slot(i, k, b)] - here;
                     if gain > best_gain {
                         best_gain = gain;
                         best_op = Some((i, b, None));
@@ -647,7 +731,7 @@ impl Pool {
                 for &k in &partners {
                     let c = mapping[k];
                     let (mut before, mut after) = (here + at(&value, k, c), at(&value, i, c) + at(&value, k, a));
-                    if self.linked[i * self.n1 + k] {
+                    if self.are_linked(i, k) {
                         // The values count the link between i and k; a swap's gain must not.
                         before -= self.link_weight(i, a, k, c);
                         after += self.link_weight(i, c, k, a) - self.link_weight(i, c, k, c) - self.link_weight(k, a, i, a);
@@ -805,6 +889,23 @@ mod tests {
 
     fn triples(s: &str) -> SmatchTriples {
         SmatchTriples::parse(s).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_candidate_tables_grow_with_the_candidate_pairs_not_the_node_product() {
+        // Two 2,001-node graphs sharing 20 concepts and relations: the dense tables would hold 4 million
+        // cells per table; the sparse ones hold a slot per candidate pair.
+        let star = |shift: usize| {
+            let children: String = (1..=2000).map(|k| if k <= 20 { k } else { k + shift }).map(|k| format!(" :op{k} (n{k} / c{k})")).collect();
+            triples(&format!("(r / root{children})"))
+        };
+        let (a, b) = (star(0), star(5000));
+        let pool = Pool::new(&a, &b);
+        assert_eq!((pool.n1, pool.n2), (2001, 2001));
+        assert!(pool.unary.len() < 100 && pool.starts.len() < 101 && !pool.dense, "{} slots", pool.unary.len());
+        let score = Smatch::default().score(&a, &b);
+        // Matched: the root's instance and TOP, the 20 shared concepts and their 20 relations.
+        assert_eq!(score.matched, 42, "{score:?}");
     }
 
     #[test]
