@@ -92,17 +92,7 @@ pub struct BootstrapInterval {
 /// [`Error::Config`] for fewer than 2 resamples or a bad confidence, and
 /// [`Error::Config`] when fewer than 2 resamples give a defined statistic.
 pub fn bootstrap_interval(x: &[f64], y: &[f64], statistic: impl Fn(&[f64], &[f64]) -> f64, config: &BootstrapConfig) -> Result<BootstrapInterval> {
-    check_confidence(config.confidence)?;
-    if x.len() != y.len() {
-        return Err(Error::LengthMismatch { left: x.len(), right: y.len() });
-    }
-    let n = x.len();
-    if n < 2 {
-        return Err(Error::TooFewObservations { n, needed: 2 });
-    }
-    if config.resamples < 2 {
-        return Err(Error::Config("at least 2 bootstrap resamples are needed".into()));
-    }
+    let n = check_bootstrap(x, y, config)?;
     let mut rng = SplitMix64(config.seed);
     let (mut bx, mut by) = (vec![0.0; n], vec![0.0; n]);
     let mut values = Vec::with_capacity(config.resamples);
@@ -115,6 +105,23 @@ pub fn bootstrap_interval(x: &[f64], y: &[f64], statistic: impl Fn(&[f64], &[f64
         values.push(statistic(&bx, &by));
     }
     percentile_interval(values, config)
+}
+
+/// The checks of both bootstraps: a confidence in (0, 1), paired samples of at least 2 pairs,
+/// at least 2 resamples. Returns the number of pairs.
+fn check_bootstrap(x: &[f64], y: &[f64], config: &BootstrapConfig) -> Result<usize> {
+    check_confidence(config.confidence)?;
+    if x.len() != y.len() {
+        return Err(Error::LengthMismatch { left: x.len(), right: y.len() });
+    }
+    let n = x.len();
+    if n < 2 {
+        return Err(Error::TooFewObservations { n, needed: 2 });
+    }
+    if config.resamples < 2 {
+        return Err(Error::Config("at least 2 bootstrap resamples are needed".into()));
+    }
+    Ok(n)
 }
 
 /// The percentile interval of the resample statistics `values` (NaN: undefined, left out).
@@ -143,17 +150,7 @@ fn percentile_interval(mut values: Vec<f64>, config: &BootstrapConfig) -> Result
 /// As [`bootstrap_interval`]; [`Error::Config`] for Pearson (not a rank statistic) or a
 /// non-finite value (drop NaN pairs first).
 pub fn rank_bootstrap_interval(kind: CorrelationKind, x: &[f64], y: &[f64], config: &BootstrapConfig) -> Result<BootstrapInterval> {
-    check_confidence(config.confidence)?;
-    if x.len() != y.len() {
-        return Err(Error::LengthMismatch { left: x.len(), right: y.len() });
-    }
-    let n = x.len();
-    if n < 2 {
-        return Err(Error::TooFewObservations { n, needed: 2 });
-    }
-    if config.resamples < 2 {
-        return Err(Error::Config("at least 2 bootstrap resamples are needed".into()));
-    }
+    let n = check_bootstrap(x, y, config)?;
     if kind == CorrelationKind::Pearson {
         return Err(Error::Config("the rank bootstrap is for Spearman and Kendall".into()));
     }
