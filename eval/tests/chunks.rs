@@ -7,44 +7,21 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use dialeval_common::Criterion;
-use dialeval_datasets::{DialogueItem, Rating};
+use dialeval_datasets::DialogueItem;
 use dialeval_eval::families::{EmbeddingFamily, LengthFamily, LexicalFamily, MemoEmbedder};
 use dialeval_eval::{Column, Evaluation, FamilyCache, FamilyOutput, FamilyScores, FamilyStatus, JsonlSource, MetricFamily, Note, Pipeline, Report};
 use dialeval_metrics::report::ReportConfig;
 
 mod common;
-use common::{WordHash, item};
+use common::{WordHash, rated_corpus};
 
-/// 90 rated items from 4 systems; some with an empty response, an empty reference or none.
+/// The shared test corpus, with empty responses, empty references and none.
 fn corpus() -> Vec<DialogueItem> {
-    let words = ["we", "went", "to", "the", "beach", "and", "swam", "all", "day", "long", "it", "was", "fun"];
-    (0..90)
-        .map(|k| {
-            let response: Vec<&str> = (0..2 + k % 7).map(|j| words[(k * 5 + j * 3) % words.len()]).collect();
-            let reference: Vec<&str> = (0..3 + k % 4).map(|j| words[(k + j * 2) % words.len()]).collect();
-            let mut i = item(&format!("item-{k}"), "what did you do", &response.join(" "), &reference.join(" "));
-            match k % 23 {
-                5 => i.references.clear(),
-                11 => i.references = vec![" ".into()],
-                17 => i.response = Some(dialeval_datasets::Turn::new("")),
-                _ => {}
-            }
-            i.system = Some(format!("system-{}", k % 4));
-            let overall = ((k * 7) % 5 + 1) as f64;
-            i.ratings = vec![
-                Rating { quality: "Overall".into(), criterion: Some(Criterion::Overall), scores: vec![Some(overall), Some((overall + 1.0).min(5.0))] },
-                Rating { quality: "relevance".into(), criterion: None, scores: vec![Some(((k * 3) % 4) as f64)] },
-            ];
-            i
-        })
-        .collect()
+    rated_corpus(true)
 }
 
 fn temp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("dialeval-chunks-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    common::temp("chunks", name)
 }
 
 fn families() -> Pipeline {

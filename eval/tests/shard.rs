@@ -6,8 +6,7 @@
 
 use std::sync::Arc;
 
-use dialeval_common::Criterion;
-use dialeval_datasets::{DialogueItem, Rating};
+use dialeval_datasets::DialogueItem;
 use dialeval_eval::digest::items_digest;
 use dialeval_eval::families::{EmbeddingFamily, LengthFamily, LexicalFamily, MemoEmbedder};
 use dialeval_eval::shard::{Shard, ShardScores, merge};
@@ -15,24 +14,10 @@ use dialeval_eval::{Evaluation, Pipeline, Report};
 use dialeval_metrics::report::ReportConfig;
 
 mod common;
-use common::{WordHash, item};
+use common::{WordHash, rated_corpus};
 
 fn corpus() -> Vec<DialogueItem> {
-    let words = ["we", "went", "to", "the", "beach", "and", "swam", "all", "day", "long", "it", "was", "fun"];
-    (0..90)
-        .map(|k| {
-            let response: Vec<&str> = (0..2 + k % 7).map(|j| words[(k * 5 + j * 3) % words.len()]).collect();
-            let reference: Vec<&str> = (0..3 + k % 4).map(|j| words[(k + j * 2) % words.len()]).collect();
-            let mut i = item(&format!("item-{k}"), "what did you do", &response.join(" "), &reference.join(" "));
-            i.system = Some(format!("system-{}", k % 4));
-            let overall = ((k * 7) % 5 + 1) as f64;
-            i.ratings = vec![
-                Rating { quality: "overall".into(), criterion: Some(Criterion::Overall), scores: vec![Some(overall), Some((overall + 1.0).min(5.0))] },
-                Rating { quality: "relevance".into(), criterion: None, scores: vec![Some(((k * 3) % 4) as f64)] },
-            ];
-            i
-        })
-        .collect()
+    rated_corpus(false)
 }
 
 fn evaluation<'a>(items: &'a [DialogueItem]) -> Evaluation<'a> {
@@ -40,9 +25,7 @@ fn evaluation<'a>(items: &'a [DialogueItem]) -> Evaluation<'a> {
 }
 
 fn temp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("dialeval-shard-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    common::temp("shard", name)
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! Items and a deterministic token embedder for the integration tests.
 #![allow(dead_code)] // each test binary uses a part
 
+use dialeval_common::Criterion;
 use dialeval_common::{EmbedError, TokenEmbedder, TokenEmbeddings};
-use dialeval_datasets::{Corpus, DialogueItem, Turn};
+use dialeval_datasets::{Corpus, DialogueItem, Rating, Turn};
 
 /// An unrated item with one context turn, a response and one reference.
 pub fn item(id: &str, context: &str, response: &str, reference: &str) -> DialogueItem {
@@ -40,4 +41,38 @@ impl TokenEmbedder for WordHash {
         };
         Ok(texts.iter().map(|t| TokenEmbeddings { tokens: t.split_whitespace().map(str::to_owned).collect(), vectors: t.split_whitespace().map(vector).collect() }).collect())
     }
+}
+
+/// 90 items from 4 systems with an Overall and a named `relevance` rating; with `gaps`, some
+/// lack a reference (every 23rd from item 5), some have a blank one (from 11) or an empty
+/// response (from 17).
+pub fn rated_corpus(gaps: bool) -> Vec<DialogueItem> {
+    let words = ["we", "went", "to", "the", "beach", "and", "swam", "all", "day", "long", "it", "was", "fun"];
+    (0..90)
+        .map(|k| {
+            let response: Vec<&str> = (0..2 + k % 7).map(|j| words[(k * 5 + j * 3) % words.len()]).collect();
+            let reference: Vec<&str> = (0..3 + k % 4).map(|j| words[(k + j * 2) % words.len()]).collect();
+            let mut i = item(&format!("item-{k}"), "what did you do", &response.join(" "), &reference.join(" "));
+            match k % 23 {
+                5 if gaps => i.references.clear(),
+                11 if gaps => i.references = vec![" ".into()],
+                17 if gaps => i.response = Some(Turn::new("")),
+                _ => {}
+            }
+            i.system = Some(format!("system-{}", k % 4));
+            let overall = ((k * 7) % 5 + 1) as f64;
+            i.ratings = vec![
+                Rating { quality: "overall".into(), criterion: Some(Criterion::Overall), scores: vec![Some(overall), Some((overall + 1.0).min(5.0))] },
+                Rating { quality: "relevance".into(), criterion: None, scores: vec![Some(((k * 3) % 4) as f64)] },
+            ];
+            i
+        })
+        .collect()
+}
+
+/// An empty folder `dialeval-<test>-<name>-<pid>` in the temporary directory.
+pub fn temp(test: &str, name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("dialeval-{test}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
 }
