@@ -90,6 +90,21 @@ impl ItemsDigest {
     /// # Errors
     /// Never in practice (serialising these types cannot fail); kept typed.
     pub fn add(&mut self, items: &[DialogueItem]) -> Result<()> {
+        self.add_with(items, None)
+    }
+
+    /// Adds `items` and returns their own [`items_digest`], each item serialised once for both
+    /// (how the pipeline keys a chunk while it digests the corpus).
+    ///
+    /// # Errors
+    /// As [`ItemsDigest::add`].
+    pub fn add_chunk(&mut self, items: &[DialogueItem]) -> Result<String> {
+        let mut chunk = Sha256::new();
+        self.add_with(items, Some(&mut chunk))?;
+        Ok(hex(&chunk.finalize()))
+    }
+
+    fn add_with(&mut self, items: &[DialogueItem], mut chunk: Option<&mut Sha256>) -> Result<()> {
         for i in items {
             let key = ItemKey { id: &i.id, context: &i.context, response: i.response.as_ref(), references: &i.references, knowledge: i.knowledge.as_deref(), system: i.system.as_deref() };
             self.buffer.clear();
@@ -97,6 +112,9 @@ impl ItemsDigest {
             // One JSON value per line: no item's text can run into the next one's.
             self.buffer.push(b'\n');
             self.hasher.update(&self.buffer);
+            if let Some(chunk) = chunk.as_deref_mut() {
+                chunk.update(&self.buffer);
+            }
         }
         Ok(())
     }
@@ -140,6 +158,10 @@ mod tests {
             d.add(chunk).unwrap_or_else(|e| panic!("{e}"));
         }
         assert_eq!(d.finish(), whole);
+        let mut both = ItemsDigest::new();
+        assert_eq!(both.add_chunk(&items[..2]).unwrap_or_else(|e| panic!("{e}")), items_digest(&items[..2]).unwrap_or_else(|e| panic!("{e}")));
+        both.add_chunk(&items[2..]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(both.finish(), whole, "a chunk's digest and the corpus digest from one serialisation");
         assert_ne!(items_digest(&items[..4]).unwrap_or_else(|e| panic!("{e}")), whole);
     }
 

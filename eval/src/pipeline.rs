@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::{HumanScores, HumanScoresBuilder};
 use crate::cache::{CacheKey, FamilyCache, Lookup};
-use crate::digest::{ItemsDigest, items_digest};
+use crate::digest::ItemsDigest;
 use crate::error::{Error, Result};
 use crate::family::{ErasedFamily, FamilyOutput, MetricFamily, Note, merge_notes, shown_notes};
 use crate::rows::ItemRows;
@@ -149,7 +149,7 @@ pub struct Scored {
     pub rows: ItemRows,
     /// The items' human scores.
     pub human: HumanScores,
-    /// [`items_digest`] of all the items read.
+    /// [`items_digest`](crate::digest::items_digest) of all the items read.
     pub digest: String,
 }
 
@@ -242,8 +242,7 @@ impl Pipeline {
             observe(Event::Chunk { index, first_item: rows.len(), items: items.len(), total });
             rows.add(items);
             human.add(items);
-            digest.add(items)?;
-            let chunk_digest = items_digest(items)?;
+            let chunk_digest = digest.add_chunk(items)?;
             for (entry, state) in self.families.iter().zip(&mut states) {
                 if let (Entry::Run(f), Some(state)) = (entry, state) {
                     self.run_chunk(f.as_ref(), state, items, &chunk_digest, observe)?;
