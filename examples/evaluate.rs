@@ -21,7 +21,7 @@ use dialeval_amr_parse::{AmrParser, CommandAmrParser, LlmAmrParser, LlmParserCon
 use dialeval_common::MultiRef;
 use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::{AmrIndex, Coverage};
-use dialeval_eval::digest::items_digest;
+use dialeval_eval::digest::{ItemsDigest, items_digest};
 use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LengthFamily, LexicalFamily, LlmFamily, MemoEmbedder, SlmFamily, SmatchFamily};
 use dialeval_eval::models::{CheckpointIdentity, Compute, ModelSource, Retrain, RetrainData, SharedCache, default_cache_dir};
 use dialeval_eval::shard::{Shard, ShardScores, merge};
@@ -297,7 +297,13 @@ fn run(args: Args) -> AnyResult<()> {
     done.write(&args.out)?;
     if let Some(shard) = args.shard {
         // The digest of the whole corpus the shard is cut from, so that the merge can check it.
-        let corpus_digest = if stream { Pipeline::new().run_source(source(None)?.as_ref(), args.chunk, &|_| {})?.digest } else { items_digest(&corpus)? };
+        let corpus_digest = if stream {
+            let mut digest = ItemsDigest::new();
+            source(None)?.for_each_chunk(args.chunk, &mut |chunk| digest.add(chunk))?;
+            digest.finish()
+        } else {
+            items_digest(&corpus)?
+        };
         ShardScores::new(shard, &corpus_digest, &done.rows.ids, &done.table, &done.runs)?.write(&args.out)?;
         eprintln!("evaluate: shard {shard}: {} items; scores for the merge in {}", done.rows.len(), args.out.join(dialeval_eval::shard::SHARD_FILE).display());
     }
