@@ -187,11 +187,7 @@ impl std::fmt::Display for Note {
                 }
                 f.write_str(&out)
             }
-            Self::Items { template, names, total, sep, .. } => {
-                let more = if *total > names.len() { format!("{} … ({total} in all)", sep.trim_end()) } else { String::new() };
-                let list = format!("{}{more}", names.join(sep));
-                f.write_str(&template.replace("{n}", &total.to_string()).replace("{names}", &list))
-            }
+            Self::Items { template, names, total, sep, .. } => f.write_str(&template.replace("{n}", &total.to_string()).replace("{names}", &listed(names, *total, sep))),
         }
     }
 }
@@ -316,9 +312,14 @@ pub fn unreferenced_reason(item: &DialogueItem) -> Option<Unreferenced> {
 /// The first `shown` of `names` joined by `sep`, then `, … (N in all)` (with `sep`'s
 /// punctuation) when there are more: how notes name the items they are about.
 pub fn named_list(names: &[impl AsRef<str>], shown: usize, sep: &str) -> String {
-    let listed: Vec<&str> = names.iter().take(shown).map(AsRef::as_ref).collect();
-    let more = if names.len() > shown { format!("{} … ({} in all)", sep.trim_end(), names.len()) } else { String::new() };
-    format!("{}{more}", listed.join(sep))
+    listed(&names[..shown.min(names.len())], names.len(), sep)
+}
+
+/// `names` (the first of `total`) joined by `sep`, then `… (total in all)` when there are more.
+fn listed(names: &[impl AsRef<str>], total: usize, sep: &str) -> String {
+    let joined: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+    let more = if total > names.len() { format!("{} … ({total} in all)", sep.trim_end()) } else { String::new() };
+    format!("{}{more}", joined.join(sep))
 }
 
 /// The items a referenced metric scores: a non-empty response and references, none of them
