@@ -128,7 +128,7 @@ impl HumanScores {
 }
 
 /// [`HumanScores::of`] fed a chunk of items at a time, for a corpus read as a stream.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct HumanScoresBuilder {
     items: usize,
     /// Per criterion of [`Criterion::ALL`]: the means, and whether any item rates it.
@@ -137,12 +137,15 @@ pub struct HumanScoresBuilder {
     named: Vec<(String, Vec<Option<f64>>)>,
 }
 
+impl Default for HumanScoresBuilder {
+    fn default() -> Self {
+        Self { items: 0, criteria: Criterion::ALL.iter().map(|_| (Vec::new(), false)).collect(), named: Vec::new() }
+    }
+}
+
 impl HumanScoresBuilder {
     /// Adds `items` (after those added before).
     pub fn add(&mut self, items: &[DialogueItem]) {
-        if self.criteria.is_empty() {
-            self.criteria = Criterion::ALL.iter().map(|_| (Vec::new(), false)).collect();
-        }
         for item in items {
             for (c, (values, present)) in Criterion::ALL.iter().zip(&mut self.criteria) {
                 values.push(item.mean(*c).filter(|v| v.is_finite()));
@@ -172,8 +175,7 @@ impl HumanScoresBuilder {
                 uncorrelated.push(Uncorrelated { name: quality.name().to_owned(), reason: format!("rated on {rated} item(s); a correlation needs at least {MIN_RATED_ITEMS}") });
             }
         };
-        let criteria = if self.criteria.is_empty() { Criterion::ALL.iter().map(|_| (Vec::new(), false)).collect() } else { self.criteria };
-        for (c, (values, present)) in Criterion::ALL.iter().zip(criteria) {
+        for (c, (values, present)) in Criterion::ALL.iter().zip(self.criteria) {
             keep(Quality::Criterion(*c), values, present, &mut qualities, &mut uncorrelated);
         }
         for (name, values) in self.named {

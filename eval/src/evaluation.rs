@@ -25,9 +25,6 @@ enum Source<'a> {
     Dyn(&'a dyn ItemSource),
 }
 
-/// The source `Evaluation::of` starts from before it sets its slice.
-static NO_ITEMS: Vec<DialogueItem> = Vec::new();
-
 /// An evaluation of a corpus being set up; [`Evaluation::run`] runs it.
 pub struct Evaluation<'a> {
     source: Source<'a>,
@@ -41,13 +38,17 @@ impl<'a> Evaluation<'a> {
     /// An evaluation of `items` (AMR attached where wanted) with no family yet, no cache, and
     /// the default analysis (1,000 bootstrap resamples, seeded).
     pub fn of(items: &'a [DialogueItem]) -> Self {
-        Self { source: Source::Slice(items), ..Self::of_source(&NO_ITEMS) }
+        Self::new(Source::Slice(items))
     }
 
     /// An evaluation of the items of `source`, read a chunk at a time
     /// ([`DEFAULT_CHUNK_ITEMS`] unless [`Evaluation::chunk_items`] says otherwise).
     pub fn of_source(source: &'a dyn ItemSource) -> Self {
-        Self { source: Source::Dyn(source), chunk_items: DEFAULT_CHUNK_ITEMS, pipeline: Pipeline::new(), config: ReportConfig::default(), observe: Box::new(|_| {}) }
+        Self::new(Source::Dyn(source))
+    }
+
+    fn new(source: Source<'a>) -> Self {
+        Self { source, chunk_items: DEFAULT_CHUNK_ITEMS, pipeline: Pipeline::new(), config: ReportConfig::default(), observe: Box::new(|_| {}) }
     }
 
     /// An evaluation of `items` with the families (and cache) of a [`Pipeline`] assembled
