@@ -64,22 +64,56 @@ fn bench_slm(c: &mut Criterion) {
     group.finish();
 }
 
-/// all-MiniLM-L6-v2 embedding 32 real USR-PersonaChat responses (mean pooled, normalised) on
-/// flex; skipped when the model has not been fetched (`scripts/fetch_minilm.sh`).
+/// all-MiniLM-L6-v2 on flex; skipped when the model has not been fetched
+/// (`scripts/fetch_minilm.sh`).
+/// - `embed_32_usr_responses`: 32 real USR-PersonaChat responses (mean pooled, normalised).
+/// - `encode_usr_texts_256`: the first 256 distinct USR-PersonaChat texts (context turns and
+///   responses), as the embedding family sees a chunk; throughput in FLOP/s
+///   (`BertConfig::forward_flops` of each sentence's length), to set against `sgemm_*`.
+/// - `sgemm_*`: flex's own float32 matmul at the encoder's feed-forward shape and a square one,
+///   the ceiling the encoder's matmuls can reach on this machine.
 fn bench_minilm(c: &mut Criterion) {
+    use criterion::Throughput;
     use dialeval_common::SentenceEmbedder;
-    use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
-    let Ok(encoder) = PretrainedEncoder::load(&default_model_dir(), &Device::flex()) else {
+    use dialeval_slm_model::bert::{BertConfig, PretrainedEncoder, default_model_dir};
+    let dir = default_model_dir();
+    let (Ok(encoder), Ok(config)) = (PretrainedEncoder::load(&dir, &Device::flex()), BertConfig::load(&dir.join("config.json"))) else {
         eprintln!("SKIPPED: MiniLM not found; run scripts/fetch_minilm.sh");
         return;
     };
     let usr = dialeval_testkit::read_json(&dialeval_testkit::workspace_dir().join("data/usr-personachat/pc_usr_data.json"));
-    let texts: Vec<String> =
-        usr.as_array().into_iter().flatten().flat_map(|item| item["responses"].as_array().into_iter().flatten().filter_map(|r| r["response"].as_str().map(|s| s.trim().to_owned()))).take(32).collect();
+    let items = usr.as_array().cloned().unwrap_or_default();
+    let texts: Vec<String> = items.iter().flat_map(|item| item["responses"].as_array().into_iter().flatten().filter_map(|r| r["response"].as_str().map(|s| s.trim().to_owned()))).take(32).collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut seen = std::collections::HashSet::new();
+    let corpus: Vec<String> = items
+        .iter()
+        .flat_map(|item| {
+            let turns = item["context"].as_str().unwrap_or_default().lines().map(str::to_owned).collect::<Vec<_>>();
+            let responses = item["responses"].as_array().into_iter().flatten().filter_map(|r| r["response"].as_str().map(str::to_owned)).collect::<Vec<_>>();
+            turns.into_iter().chain(responses)
+        })
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty() && seen.insert(t.clone()))
+        .take(256)
+        .collect();
+    let corpus_refs: Vec<&str> = corpus.iter().map(String::as_str).collect();
+    let encoded = encoder.encode(&corpus_refs).unwrap();
+    let flops: u64 = encoded.iter().map(|e| config.forward_flops(e.ids.len())).sum();
+    let tokens: usize = encoded.iter().map(|e| e.ids.len()).sum();
+    eprintln!("minilm/encode_usr_texts_256: {} sentences, {tokens} tokens, {:.2} GFLOP per pass", corpus.len(), flops as f64 / 1e9);
     let mut group = c.benchmark_group("minilm");
     group.sample_size(10);
     group.bench_function("embed_32_usr_responses", |bench| bench.iter(|| encoder.embed_sentences(&refs).unwrap()));
+    group.throughput(Throughput::Elements(flops));
+    group.bench_function("encode_usr_texts_256", |bench| bench.iter(|| encoder.encode(&corpus_refs).unwrap()));
+    let device = Device::flex();
+    for (name, [m, k, n]) in [("sgemm_4096x384x1536", [4096_usize, 384, 1536]), ("sgemm_1024_square", [1024, 1024, 1024])] {
+        let a = Tensor::<2>::random([m, k], burn::tensor::Distribution::Default, &device);
+        let b = Tensor::<2>::random([k, n], burn::tensor::Distribution::Default, &device);
+        group.throughput(Throughput::Elements(2 * (m * k * n) as u64));
+        group.bench_function(name, |bench| bench.iter(|| a.clone().matmul(b.clone()).into_data()));
+    }
     group.finish();
 }
 

@@ -4,9 +4,10 @@
 //! layout loads the same way.
 //!
 //! - [`Bert`]: the encoder (embeddings, post-LayerNorm Transformer layers, exact GELU);
-//! - [`PretrainedEncoder`]: tokenizer + encoder + pooling; batches are padded to their own
-//!   longest sentence (the tokenizer file's fixed padding is switched off), sorted by length, and
-//!   implement the `common` embedder traits so BERTScore and the embedding metrics use it.
+//! - [`PretrainedEncoder`]: tokenizer + encoder + pooling; sentences are sorted by length and
+//!   batched by equal length up to a token budget (no padding; the tokenizer file's fixed
+//!   padding is switched off), and implement the `common` embedder traits so BERTScore and the
+//!   embedding metrics use it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -15,13 +16,18 @@ use burn::module::Param;
 use burn::nn::{Embedding, EmbeddingConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::TensorData;
-use burn::tensor::activation::{gelu, softmax};
+use burn::tensor::activation::gelu;
+use burn::tensor::module::attention;
+use burn::tensor::ops::AttentionModuleOptions;
 use dialeval_common::{EmbedError, SentenceEmbedder, TokenEmbedder, TokenEmbeddings};
 use safetensors::{Dtype, SafeTensors};
 use serde::{Deserialize, Serialize};
 use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::error::{Error, Result};
+
+/// Default [`PretrainedEncoder::batch_tokens`].
+pub const DEFAULT_BATCH_TOKENS: usize = 4096;
 
 /// The architecture fields of a Hugging Face BERT `config.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -101,6 +107,16 @@ impl BertConfig {
         Ok(config)
     }
 
+    /// Floating-point operations of one forward pass over a sentence of `seq` tokens (a
+    /// multiply-add counts 2): per layer the four attention projections and the feed-forward
+    /// matmuls (`2·seq·(4·h² + 2·h·f)`) and the scores and weighted sum over every head
+    /// (`4·seq²·h`). Embedding sums, LayerNorm, softmax and GELU (`O(seq·h)`) are left out, as
+    /// benchmarks that compare with an sgemm peak usually do.
+    pub fn forward_flops(&self, seq: usize) -> u64 {
+        let (s, h, f) = (seq as u64, self.hidden_size as u64, self.intermediate_size as u64);
+        self.num_hidden_layers as u64 * (2 * s * (4 * h * h + 2 * h * f) + 4 * s * s * h)
+    }
+
     /// A randomly initialised encoder (tests, or training from scratch).
     pub fn init(&self, device: &Device) -> Bert {
         let (h, f) = (self.hidden_size, self.intermediate_size);
@@ -128,15 +144,17 @@ impl BertConfig {
 }
 
 impl BertLayer {
-    fn forward(&self, x: Tensor<3>, key_pad: Tensor<4, Bool>) -> Tensor<3> {
+    /// `key_pad`: `[batch, heads, seq, seq]`, true where the key is padding; `None` when no
+    /// position is.
+    fn forward(&self, x: Tensor<3>, key_pad: Option<Tensor<4, Bool>>) -> Tensor<3> {
         let [batch, seq, d] = x.dims();
         let (h, dh) = (self.n_heads, d / self.n_heads);
         let heads = |t: Tensor<3>| t.reshape([batch, seq, h, dh]).swap_dims(1, 2); // [b, h, s, dh]
         let q = heads(self.query.forward(x.clone()));
         let k = heads(self.key.forward(x.clone()));
         let v = heads(self.value.forward(x.clone()));
-        let logits = q.matmul(k.swap_dims(2, 3)).div_scalar((dh as f64).sqrt()).mask_fill(key_pad, -1.0e9);
-        let z = softmax(logits, 3).matmul(v).swap_dims(1, 2).reshape([batch, seq, d]);
+        // softmax(q·kᵀ / √dh) · v as one fused op (the backend's own kernel where it has one).
+        let z = attention(q, k, v, key_pad, None, AttentionModuleOptions::default()).swap_dims(1, 2).reshape([batch, seq, d]);
         let x = self.attention_norm.forward(x + self.attention_output.forward(z));
         let ff = self.output.forward(gelu(self.intermediate.forward(x.clone())));
         self.output_norm.forward(x + ff)
@@ -152,12 +170,23 @@ impl Bert {
     /// - output: `[batch, seq, hidden]`
     pub fn forward(&self, tokens: Tensor<2, Int>, token_types: Tensor<2, Int>, pad: Tensor<2, Bool>) -> Tensor<3> {
         let [batch, seq] = tokens.dims();
+        let heads = self.layers.first().map_or(1, |l| l.n_heads);
+        let key_pad = pad.reshape([batch, 1, 1, seq]).repeat_dim(1, heads).repeat_dim(2, seq);
+        self.run(tokens, token_types, Some(key_pad))
+    }
+
+    /// [`forward`](Self::forward) for a batch without padding (every sentence as long as
+    /// `seq`): no mask is built or applied.
+    pub fn forward_unpadded(&self, tokens: Tensor<2, Int>, token_types: Tensor<2, Int>) -> Tensor<3> {
+        self.run(tokens, token_types, None)
+    }
+
+    fn run(&self, tokens: Tensor<2, Int>, token_types: Tensor<2, Int>, key_pad: Option<Tensor<4, Bool>>) -> Tensor<3> {
+        let [batch, seq] = tokens.dims();
         let device = tokens.device();
         let positions = Tensor::<1, Int>::arange(0..seq as i64, &device).reshape([1, seq]).repeat_dim(0, batch);
         let x = self.words.forward(tokens) + self.positions.forward(positions) + self.token_types.forward(token_types);
         let mut x = self.embedding_norm.forward(x);
-        let heads = self.layers.first().map_or(1, |l| l.n_heads);
-        let key_pad = pad.reshape([batch, 1, 1, seq]).repeat_dim(1, heads).repeat_dim(2, seq);
         for layer in &self.layers {
             x = layer.forward(x, key_pad.clone());
         }
@@ -294,8 +323,10 @@ pub struct PretrainedEncoder {
     device: Device,
     hidden: usize,
     fingerprint: String,
-    /// Sentences per forward pass.
-    pub batch_size: usize,
+    /// Tokens per forward pass: a batch of sentences of `len` tokens holds up to
+    /// `batch_tokens / len` of them (at least one). Large batches keep the matmuls large enough
+    /// to run near the machine's peak; states do not depend on the batching.
+    pub batch_tokens: usize,
     /// Pooling of [`SentenceEmbedder`].
     pub pooling: Pooling,
     /// Whether sentence vectors are L2-normalised.
@@ -334,7 +365,7 @@ impl PretrainedEncoder {
         tokenizer.with_padding(None);
         tokenizer.with_truncation(Some(TruncationParams { max_length: max_len, ..TruncationParams::default() })).map_err(|e| Error::Format(format!("{}: {e}", tokenizer_path.display())))?;
         let fingerprint = fingerprint_files(&[dir.join("config.json"), dir.join("model.safetensors"), tokenizer_path.clone()], max_len)?;
-        Ok(Self { model, tokenizer, device: device.clone(), hidden: config.hidden_size, fingerprint, batch_size: 32, pooling: Pooling::Mean, normalize: true })
+        Ok(Self { model, tokenizer, device: device.clone(), hidden: config.hidden_size, fingerprint, batch_tokens: DEFAULT_BATCH_TOKENS, pooling: Pooling::Mean, normalize: true })
     }
 
     /// What identifies this encoder's outputs: the first 16 hex digits of the sha256 of its
@@ -356,9 +387,9 @@ impl PretrainedEncoder {
     }
 
     /// Tokenises and encodes `texts` (in order), batching sentences of **equal** token length
-    /// (up to `batch_size` per batch): no position is padding, so no work is spent on it, and a
-    /// sentence's states do not depend on which other sentences share its batch — a corpus
-    /// scored in shards gets the bits of a whole run.
+    /// (up to [`batch_tokens`](Self::batch_tokens) tokens per batch): no position is padding,
+    /// so no work is spent on it, and a sentence's states do not depend on which other
+    /// sentences share its batch — a corpus scored in shards gets the bits of a whole run.
     ///
     /// # Errors
     /// [`Error::Format`] when the tokenizer fails on a text.
@@ -372,24 +403,24 @@ impl PretrainedEncoder {
         while start < order.len() {
             let len = encodings[order[start]].get_ids().len();
             let end = start + order[start..].iter().take_while(|&&i| encodings[i].get_ids().len() == len).count();
-            batches.extend(order[start..end].chunks(self.batch_size.max(1)));
+            batches.extend(order[start..end].chunks((self.batch_tokens / len.max(1)).max(1)));
             start = end;
         }
         for chunk in batches {
-            let seq = chunk.iter().map(|&i| encodings[i].get_ids().len()).max().unwrap_or(0).max(1);
-            let b = chunk.len();
-            let (mut ids, mut types, mut pad) = (vec![0_i64; b * seq], vec![0_i64; b * seq], vec![true; b * seq]);
-            for (row, &i) in chunk.iter().enumerate() {
-                let e = &encodings[i];
-                for (j, (&id, &ty)) in e.get_ids().iter().zip(e.get_type_ids()).enumerate() {
-                    ids[row * seq + j] = i64::from(id);
-                    types[row * seq + j] = i64::from(ty);
-                    pad[row * seq + j] = false;
+            // Every sentence of the batch has `seq` tokens, so the rows are the sentences' ids
+            // side by side, with no padding.
+            let (seq, b) = (chunk.first().map_or(0, |&i| encodings[i].get_ids().len()), chunk.len());
+            if seq == 0 {
+                // A tokenizer without special tokens gives an empty text no tokens: no states.
+                for &i in chunk {
+                    out[i] = Some(Encoded { tokens: Vec::new(), ids: Vec::new(), states: Vec::new() });
                 }
+                continue;
             }
+            let ids: Vec<i64> = chunk.iter().flat_map(|&i| encodings[i].get_ids().iter().map(|&id| i64::from(id))).collect();
+            let types: Vec<i64> = chunk.iter().flat_map(|&i| encodings[i].get_type_ids().iter().map(|&t| i64::from(t))).collect();
             let int = |v: Vec<i64>| Tensor::<2, Int>::from_data(TensorData::new(v, [b, seq]), &self.device);
-            let pad = Tensor::<2, Bool>::from_data(TensorData::new(pad, [b, seq]), &self.device);
-            let states = self.model.forward(int(ids), int(types), pad).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("encoder output: {e:?}")))?;
+            let states = self.model.forward_unpadded(int(ids), int(types)).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("encoder output: {e:?}")))?;
             for (row, &i) in chunk.iter().enumerate() {
                 let e = &encodings[i];
                 let n = e.get_ids().len();

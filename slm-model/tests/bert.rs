@@ -135,8 +135,12 @@ fn minilm_matches_the_numpy_reference() {
     let rows = fixture["sentences"].as_array().unwrap();
     let texts: Vec<&str> = rows.iter().map(|r| r["text"].as_str().unwrap()).collect();
     let mut encoder = PretrainedEncoder::load(&dir, &Device::flex()).unwrap();
-    encoder.batch_size = 7; // several batches of mixed lengths
+    encoder.batch_tokens = 40; // several batches of mixed lengths
     let encoded = encoder.encode(&texts).unwrap();
+    // The batching does not change a bit: one sentence per batch gives the same states.
+    encoder.batch_tokens = 1;
+    assert_eq!(encoder.encode(&texts).unwrap(), encoded);
+    encoder.batch_tokens = 40;
     let sentences = encoder.embed_sentences(&texts).unwrap();
     let mut worst: f64 = 1.0;
     for ((row, enc), got) in rows.iter().zip(&encoded).zip(&sentences) {
@@ -163,4 +167,16 @@ fn minilm_matches_the_numpy_reference() {
         m
     });
     assert!(!counts.contains_key("[CLS]") && !counts.contains_key("[SEP]"));
+}
+
+#[test]
+fn forward_flops_count_the_matmuls_of_every_layer() {
+    // tiny: h 8, f 16, 2 layers; a 5-token sentence: per layer 2·5·(4·64 + 2·128) + 4·25·8.
+    let c = tiny_config();
+    assert_eq!(c.forward_flops(5), 2 * (2 * 5 * (4 * 64 + 2 * 128) + 4 * 25 * 8));
+    assert_eq!(c.forward_flops(0), 0);
+    // all-MiniLM-L6-v2 (h 384, f 1536, 6 layers) at 16 tokens: ≈ 0.34 GFLOP.
+    let minilm: BertConfig =
+        serde_json::from_str(r#"{"vocab_size": 30522, "hidden_size": 384, "num_hidden_layers": 6, "num_attention_heads": 12, "intermediate_size": 1536, "max_position_embeddings": 512}"#).unwrap();
+    assert_eq!(minilm.forward_flops(16), 6 * (2 * 16 * (4 * 384 * 384 + 2 * 384 * 1536) + 4 * 256 * 384));
 }
