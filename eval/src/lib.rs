@@ -21,6 +21,8 @@
 //!   chunk taken from or stored in a [`FamilyCache`] under a [`CacheKey`] hashed from the
 //!   chunk's items (context, response, references, graphs) and the settings, so a stale result
 //!   is never reused and a killed run resumes at the chunk it was in.
+//! - [`combination`]: after the families, the fixed `Combined` score (mean of the corpus ranks
+//!   of the SLM, BERT-RUBER-unref and Greedy Matching; chosen once, fitted to no rating).
 //! - [`Analysis`]: turn-level Pearson/Spearman/Kendall with p-values and intervals,
 //!   system-level correlations, the best metric per criterion, Williams' test against it, and
 //!   every metric's Spearman with response length.
@@ -65,6 +67,7 @@
 
 pub mod analysis;
 pub mod cache;
+pub mod combination;
 pub mod digest;
 mod error;
 pub mod evaluation;

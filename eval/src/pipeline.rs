@@ -268,6 +268,7 @@ impl Pipeline {
                 (Entry::Run(_), None) => {}
             }
         }
+        let table = crate::combination::with_combined(table)?;
         Ok(Scored { table, runs, rows, human: human.finish(), digest: digest.finish() })
     }
 

@@ -176,6 +176,7 @@ pub fn merge(ids: &[String], digest: &str, shards: &[ShardScores]) -> Result<(Sc
     }
     #[cfg(feature = "slm")]
     let table = crate::families::ruber::recompute_hybrids(table)?;
+    let table = crate::combination::with_combined(table)?;
     Ok((table, merged_runs(shards)))
 }
 

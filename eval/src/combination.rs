@@ -1,0 +1,112 @@
+//! A fixed combination of the learned reference-free scores and a referenced one, fitted to no
+//! human rating: each part's scores are rank-normalised over the corpus (average ranks divided
+//! by the number of items the part scores, so in (0, 1]), and an item's combined score is the
+//! mean of the parts it has.
+//!
+//! [`COMBINED`] = mean of the ranks of [`COMBINED_PARTS`]: the SLM, BERT-RUBER's unreferenced
+//! score and Greedy Matching. An item without a reference (FED, a human response) is scored by
+//! its reference-free parts alone. The rule was chosen once among seven candidates on
+//! USR-PersonaChat and FED together (best mean Spearman with Overall over the two sets; see the
+//! README) and is frozen: it takes no parameter.
+//!
+//! Like BERT-RUBER's hybrids, the combination is relative to the corpus scored, so it is
+//! computed over the whole table (after every chunk, and again after a merge of shards), never
+//! per chunk.
+
+use dialeval_metrics::correlation::rank_average;
+
+use crate::error::Result;
+use crate::table::{Column, MetricName, ScoreTable};
+
+/// The combined metric's name.
+pub const COMBINED: &str = "Combined";
+
+/// The metrics [`COMBINED`] averages, by rank.
+pub const COMBINED_PARTS: [&str; 3] = ["SLM", "BERT-RUBER-unref", "Greedy-Matching"];
+
+/// Each defined cell's average rank among the defined cells, divided by their count (in
+/// (0, 1]); undefined cells stay undefined.
+pub fn rank_normalize(values: &[Option<f64>]) -> Vec<Option<f64>> {
+    let defined: Vec<f64> = values.iter().flatten().copied().collect();
+    let n = defined.len() as f64;
+    let mut ranks = rank_average(&defined).into_iter();
+    values.iter().map(|v| v.and_then(|_| ranks.next()).map(|r| r / n)).collect()
+}
+
+/// The mean, per item, of the rank-normalised `parts` that the item has (`None` where it has
+/// none).
+pub fn mean_of_ranks(parts: &[&Column], items: usize) -> Vec<Option<f64>> {
+    let ranked: Vec<Vec<Option<f64>>> = parts.iter().map(|c| rank_normalize(&c.values)).collect();
+    (0..items)
+        .map(|i| {
+            let have: Vec<f64> = ranked.iter().filter_map(|r| r.get(i).copied().flatten()).collect();
+            (!have.is_empty()).then(|| have.iter().sum::<f64>() / have.len() as f64)
+        })
+        .collect()
+}
+
+/// `table` with the [`COMBINED`] column computed from its parts and put last (replacing one
+/// already there, as a merged table of shards has), when every part is in the table;
+/// otherwise `table` without it (a combination of fewer parts would be another metric under
+/// the same name).
+///
+/// # Errors
+/// None in practice: the column has the table's length and finite values.
+pub fn with_combined(table: ScoreTable) -> Result<ScoreTable> {
+    let name = MetricName::new(COMBINED);
+    let parts: Option<Vec<&Column>> = COMBINED_PARTS.iter().map(|p| table.column(&MetricName::new(*p))).collect();
+    let combined = parts.map(|parts| Column::new(COMBINED, mean_of_ranks(&parts, table.items())));
+    let mut out = ScoreTable::new(table.items());
+    for column in table.columns().iter().filter(|c| c.metric != name) {
+        out.push(column.clone())?;
+    }
+    if let Some(c) = combined {
+        out.push(c)?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn column(name: &str, values: &[Option<f64>]) -> Column {
+        Column::new(name, values.to_vec())
+    }
+
+    #[test]
+    fn ranks_are_average_ranks_over_the_defined_cells() {
+        let r = rank_normalize(&[Some(3.0), None, Some(1.0), Some(3.0), Some(2.0)]);
+        assert_eq!(r, vec![Some(3.5 / 4.0), None, Some(0.25), Some(3.5 / 4.0), Some(0.5)]);
+        assert_eq!(rank_normalize(&[None, None]), vec![None, None]);
+    }
+
+    #[test]
+    fn the_combination_averages_the_parts_an_item_has_and_needs_every_part_column() {
+        let slm = column("SLM", &[Some(0.9), Some(0.1), Some(0.5), None]);
+        let unref = column("BERT-RUBER-unref", &[Some(0.2), Some(0.1), Some(0.3), None]);
+        let greedy = column("Greedy-Matching", &[Some(0.7), Some(0.8), None, None]);
+        let mut table = ScoreTable::new(4);
+        for c in [slm.clone(), unref.clone(), greedy] {
+            table.push(c).unwrap();
+        }
+        let out = with_combined(table).unwrap();
+        let combined = out.column(&MetricName::new(COMBINED)).unwrap();
+        // ranks: SLM 1, 1/3, 2/3; unref 2/3, 1/3, 1; greedy 1/2, 1 (of two).
+        let want = [(1.0 + 2.0 / 3.0 + 0.5) / 3.0, (1.0 / 3.0 + 1.0 / 3.0 + 1.0) / 3.0, (2.0 / 3.0 + 1.0) / 2.0];
+        for (got, want) in combined.values.iter().zip(want) {
+            assert!((got.unwrap() - want).abs() < 1e-12, "{got:?} vs {want}");
+        }
+        assert_eq!(combined.values[3], None, "an item with no part has no combined score");
+        assert_eq!(out.metrics().last().map(MetricName::as_str), Some(COMBINED));
+        // Computed again (a merge): replaced, not duplicated, and the same.
+        let again = with_combined(out.clone()).unwrap();
+        assert_eq!(again, out);
+        // Without a part column: no combined column, and a stale one is dropped.
+        let mut partial = ScoreTable::new(4);
+        partial.push(slm).unwrap();
+        partial.push(unref).unwrap();
+        partial.push(combined.clone()).unwrap();
+        assert!(with_combined(partial).unwrap().column(&MetricName::new(COMBINED)).is_none());
+    }
+}
