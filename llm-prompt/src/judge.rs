@@ -45,7 +45,8 @@ pub struct JudgeConfig {
     pub off_scale: OffScale,
     /// Prompt length budget in characters.
     pub budget_chars: usize,
-    /// Completion length limit.
+    /// Completion length limit per criterion answered: a [`Variant::Multi`] call, which
+    /// answers all four in one JSON object, gets it four times.
     pub max_tokens: u32,
 }
 
@@ -194,7 +195,9 @@ impl<C: ChatClient> Judge<C> {
             return CRITERIA.iter().map(|&c| self.judge(input, c, variant, scoring)).collect();
         }
         let prompt = self.prompt(input, Criterion::Overall, variant)?;
-        let r = self.client.complete(&self.request(&prompt, 0.0, None, None))?;
+        let mut request = self.request(&prompt, 0.0, None, None);
+        request.max_tokens = self.config.max_tokens.saturating_mul(CRITERIA.len() as u32);
+        let r = self.client.complete(&request)?;
         let call = CallInfo::from(&r);
         CRITERIA.iter().map(|&c| Ok(Judgement { criterion: c, variant, outcome: self.parsed(&r.content, c, Method::Parsed)?, truncation: prompt.truncation, calls: vec![call] })).collect()
     }

@@ -161,7 +161,8 @@ fn find_score(text: &str, criterion: Criterion, scale: Scale) -> Option<f64> {
         let mut from = 0;
         while let Some(at) = lower[from..].find(&label) {
             let after = &lower[from + at + label.len()..];
-            let after = after.trim_start_matches(['*', ' ']);
+            // `**Coherence**: 4`, and a JSON key cut off before its object closes (`"Coherence": 4,`).
+            let after = after.trim_start_matches(['*', ' ', '"', '\'']);
             let after = after.strip_prefix(':').or_else(|| after.strip_prefix('=')).or_else(|| after.strip_prefix(" is")).or_else(|| after.strip_prefix("is"));
             if let Some((v, _)) = after.and_then(|a| number_at(a.trim_start_matches('*'))) {
                 return Some(v);
@@ -225,6 +226,8 @@ mod tests {
         assert_eq!(p("Score: 4.5"), Some(4.5));
         assert_eq!(p("It deserves 3/5 overall"), Some(3.0));
         assert_eq!(p(" 2 "), Some(2.0));
+        // A JSON answer cut off by the completion limit still names its scores.
+        assert_eq!(p("{\n  \"Naturalness\": 4,\n  \"Coherence\": 3,\n  \"Engagingness\": "), Some(3.0));
         assert_eq!(p("The response is fine."), None);
         assert_eq!(p("I rate it 7/10"), None, "a denominator other than the scale's is not a score");
     }

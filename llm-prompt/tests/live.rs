@@ -183,3 +183,31 @@ fn live_batch_resumes_from_the_cache_without_repeating_calls() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Records the completion limit of every request it forwards.
+struct Limits<C> {
+    inner: C,
+    max_tokens: std::sync::Arc<std::sync::Mutex<Vec<u32>>>,
+}
+
+impl<C: ChatClient> ChatClient for Limits<C> {
+    fn complete(&self, request: &ChatRequest) -> Result<ChatResponse> {
+        self.max_tokens.lock().unwrap().push(request.max_tokens);
+        self.inner.complete(request)
+    }
+}
+
+#[test]
+fn live_multi_asks_once_with_room_for_every_criterion() {
+    let _serial = SERVER.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (Some(url), Some(inputs)) = (live_url(), usr_inputs(1)) else { return };
+    let config = small_prompts();
+    let limits = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let judge = Judge::new(Limits { inner: live_client(&url), max_tokens: limits.clone() }, Templates::builtin().unwrap(), config.clone());
+    let all = judge.judge_all(&inputs[0], Variant::Multi, Scoring::Parse).unwrap();
+    assert_eq!(all.iter().map(|j| j.criterion).collect::<Vec<_>>(), CRITERIA.to_vec());
+    // One call whose answer holds four scores gets four times the per-criterion limit (with
+    // the single-criterion limit the JSON object was cut off after two of them).
+    assert_eq!(*limits.lock().unwrap(), vec![4 * config.max_tokens]);
+    assert!(all.iter().all(|j| j.calls.len() == 1 && j.calls[0] == all[0].calls[0]), "the four judgements share the one call");
+}

@@ -64,7 +64,7 @@ impl<C: ChatClient> MetricFamily for LlmFamily<C> {
 
     /// 2: the notes name the unscorable answers (cached with the scores).
     fn version(&self) -> &'static str {
-        "llm/2"
+        "llm/3"
     }
 
     fn settings(&self) -> LlmSettings {
