@@ -10,6 +10,10 @@ use dialeval_datasets::pairs::{DiplomacyPairConfig, TrainingPair, diplomacy_pair
 use dialeval_slm_model::model::Mode;
 use dialeval_slm_model::train::{EpochLog, Scorer, TrainConfig, train};
 
+/// burn's seeded RNG is global to the process: the tests of this file train one at a time, or
+/// their draws interleave and two runs with the same seed differ.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn pairs() -> Option<(Vec<TrainingPair>, Vec<TrainingPair>)> {
     let shared = dialeval_testkit::shared_dir()?;
     let blocks = read_blocks(&shared.join("data/amr-diplomacy/dip-all-amr-smosher.txt")).unwrap();
@@ -45,6 +49,7 @@ fn dir(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn resumed_training_equals_an_uninterrupted_run() {
+    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let Some((train_pairs, dev_pairs)) = pairs() else { return };
     let whole = dir("whole");
     let full: Vec<EpochLog> = train(&train_pairs, &dev_pairs, &config(2), &whole, None, &|_, _, _| {}).unwrap();
@@ -79,6 +84,7 @@ fn resumed_training_equals_an_uninterrupted_run() {
 /// the first epoch, never on an AUC of 0.5.
 #[test]
 fn one_class_dev_set_is_a_typed_error() {
+    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     use dialeval_datasets::pairs::PairKind;
     use dialeval_slm_model::Error;
     use dialeval_slm_model::train::AucError;
