@@ -5,7 +5,7 @@
 //!
 //! [`COMBINED`] = mean of the ranks of [`COMBINED_PARTS`]: the SLM, BERT-RUBER's unreferenced
 //! score and Greedy Matching. An item without a reference (FED, a human response) is scored by
-//! its reference-free parts alone. The rule was chosen once among seven candidates on
+//! its reference-free parts alone. The rule was chosen once among six candidates on
 //! USR-PersonaChat and FED together (best mean Spearman with Overall over the two sets; see the
 //! README) and is frozen: it takes no parameter.
 //!
