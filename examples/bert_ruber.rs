@@ -95,9 +95,12 @@ struct TrainArgs {
     /// positives: contexts of data_positives.json used.
     #[arg(long, default_value_t = 2000)]
     contexts: usize,
-    /// Context turns in the query.
+    /// Context turns in the query (mix: the mix keeps at least this many, and never fewer than two).
     #[arg(long, default_value_t = 2)]
     query_turns: usize,
+    /// Read the query's last N token states (the turns nearest the response) instead of its first 64.
+    #[arg(long)]
+    query_last_tokens: Option<usize>,
     /// Epochs.
     #[arg(long, default_value_t = 10)]
     epochs: usize,
@@ -141,6 +144,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 lr: t.lr,
                 seed: t.seed,
                 query_turns: t.query_turns,
+                query_last_tokens: t.query_last_tokens,
                 compute: args.device,
                 ..RuberConfig::default()
             };
@@ -148,8 +152,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             let mut test_pairs = Vec::new();
             let (train, dev) = match t.data {
                 Data::Mix => {
-                    let topical = dialeval_examples::topical_flag(t.topical);
-                    let mix = dialeval_examples::training_mix(shared, &dialeval_datasets::mix::MixConfig { seed: config.seed, topical, ..Default::default() })?;
+                    // The mix keeps the last two context turns, or more when the query reads more.
+                    let turns = t.query_turns.max(2);
+                    let topical = dialeval_examples::topical_flag(t.topical).map(|c| dialeval_datasets::pairs::TopicalPairConfig { history: turns, ..c });
+                    let mix = dialeval_examples::training_mix(shared, &dialeval_datasets::mix::MixConfig { seed: config.seed, topical, max_context_turns: turns, ..Default::default() })?;
                     test_pairs = mix.test;
                     (mix_triples(&mix.train, &config), mix_triples(&mix.dev, &config))
                 }

@@ -8,7 +8,9 @@
 //! `models/`, verified by their `SHA256SUMS`), Smatch, and the LLM judge when an endpoint answers
 //! (`--llm-base-url`, or the local server of `scripts/llm_server.sh` on its default address).
 //! Every family is cached in `OUT/metrics/` under a key of the items and its settings, so a
-//! killed run restarts where it stopped. `cargo run --release --example evaluate -- --help`.
+//! killed run restarts where it stopped. `--shard k/n` scores one shard of the corpus, and
+//! `evaluate merge DIR...` (with the same corpus flags) builds the whole corpus's report from
+//! the shards' folders. `cargo run --release --example evaluate -- --help`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -71,82 +73,93 @@ enum Family {
 #[derive(Debug, Parser)]
 #[command(about = "Score a dialogue corpus with every metric and correlate each with the human ratings")]
 struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// Which corpus format `--input` is.
-    #[arg(long, value_enum, default_value_t = Corpus::Usr)]
+    #[arg(global = true, long, value_enum, default_value_t = Corpus::Usr)]
     corpus: Corpus,
     /// The corpus file (required for fed, grade and jsonl).
-    #[arg(long)]
+    #[arg(global = true, long)]
     input: Option<String>,
     /// grade: only the cells of this dataset (`convai2`, `dailydialog`, `empatheticdialogues`).
-    #[arg(long)]
+    #[arg(global = true, long)]
     subset: Option<String>,
     /// Parse every utterance lacking a graph before the AMR families run: `llm` (the
     /// --llm-base-url endpoint) or `command:CMD` (an external parser over the line protocol of
     /// dialeval-amr-parse); graphs go to OUT/amr/parsed-<parser>.amr.txt and are reused.
-    #[arg(long, value_parser = amr_parser_choice)]
+    #[arg(global = true, long, value_parser = amr_parser_choice)]
     amr_parser: Option<AmrParserChoice>,
     /// PENMAN files whose graphs are attached to turns by sentence text (default for usr: the bundled silver AMR).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(global = true, long, value_delimiter = ',')]
     amr: Vec<PathBuf>,
     /// Output folder.
-    #[arg(long, default_value = "evaluation")]
+    #[arg(global = true, long, default_value = "evaluation")]
     out: PathBuf,
     /// The repository's bundled data.
-    #[arg(long, default_value = "data")]
+    #[arg(global = true, long, default_value = "data")]
     data: PathBuf,
     /// Shipped checkpoints.
-    #[arg(long, default_value = "models")]
+    #[arg(global = true, long, default_value = "models")]
     models: PathBuf,
     /// An SLM checkpoint directory instead of the shipped one.
-    #[arg(long)]
+    #[arg(global = true, long)]
     slm: Option<PathBuf>,
     /// A BERT-RUBER checkpoint directory instead of the shipped one.
-    #[arg(long)]
+    #[arg(global = true, long)]
     ruber: Option<PathBuf>,
     /// The sentence encoder (default: all-MiniLM-L6-v2 from scripts/fetch_minilm.sh).
-    #[arg(long)]
+    #[arg(global = true, long)]
     encoder: Option<PathBuf>,
     /// OpenAI-compatible endpoint of the LLM judge.
-    #[arg(long)]
+    #[arg(global = true, long)]
     llm_base_url: Option<String>,
     /// Model name sent to the endpoint.
-    #[arg(long, default_value = "smollm2-135m")]
+    #[arg(global = true, long, default_value = "smollm2-135m")]
     llm_model: String,
     /// Seed of retraining.
-    #[arg(long, default_value_t = 0)]
+    #[arg(global = true, long, default_value_t = 0)]
     seed: u64,
     /// Bootstrap resamples for the Spearman and Kendall intervals (0: no intervals).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(global = true, long, default_value_t = 1000)]
     bootstrap: usize,
     /// Items per chunk: each family scores and caches this many at a time, so a killed run
     /// resumes at the chunk it was in, and a JSONL corpus is read a chunk at a time.
-    #[arg(long, default_value_t = dialeval_eval::DEFAULT_CHUNK_ITEMS)]
+    #[arg(global = true, long, default_value_t = dialeval_eval::DEFAULT_CHUNK_ITEMS)]
     chunk: usize,
     /// Score only shard k of n (items chosen by a hash of their id) and leave `shard.json` in
-    /// --out for `--merge`.
-    #[arg(long)]
+    /// --out for `evaluate merge`.
+    #[arg(global = true, long)]
     shard: Option<Shard>,
-    /// Build the report from the `shard.json` of these output folders (every shard 1..n of one
-    /// split, run with the same corpus flags as this command) instead of scoring.
-    #[arg(long, value_delimiter = ',')]
-    merge: Vec<PathBuf>,
     /// Where the models run: cpu, wgpu (the default adapter) or wgpu:N (the N-th discrete GPU; needs the `wgpu` feature).
-    #[arg(long, default_value = "cpu")]
+    #[arg(global = true, long, default_value = "cpu")]
     device: Compute,
     /// Train the learned scorers afresh on the bundled DailyDialog++ dev data instead of using the shipped checkpoints.
-    #[arg(long)]
+    #[arg(global = true, long)]
     retrain: bool,
     /// Families to leave out.
-    #[arg(long, value_enum, value_delimiter = ',')]
+    #[arg(global = true, long, value_enum, value_delimiter = ',')]
     skip: Vec<Family>,
     /// How the embedding metrics, BERT-RUBER's referenced score and Smatch combine several
     /// references: `max` (bert-score's rule) or `mean`. BLEU, ROUGE and METEOR keep their own.
-    #[arg(long, default_value = "max", value_parser = dialeval_examples::serde_value::<MultiRef>)]
+    #[arg(global = true, long, default_value = "max", value_parser = dialeval_examples::serde_value::<MultiRef>)]
     references: MultiRef,
     /// Fail on a malformed block of an AMR file instead of skipping it (the default skips it,
     /// names it with file and line on stderr and in report.md, and serves the file's other graphs).
-    #[arg(long)]
+    #[arg(global = true, long)]
     strict_amr: bool,
+}
+
+/// What to do instead of scoring.
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Build the report from the `shard.json` of shards' output folders (every shard 1..n of one
+    /// split, in any order), given the same corpus flags as the shards were: the report is byte
+    /// for byte that of a single run.
+    Merge {
+        /// The shards' output folders.
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -203,8 +216,11 @@ fn run(args: Args) -> AnyResult<()> {
     let mut config = ReportConfig::default();
     config.bootstrap = config.bootstrap.filter(|_| args.bootstrap > 0).map(|b| BootstrapConfig { resamples: args.bootstrap, ..b });
     let bar = std::sync::Mutex::new(Reporter::default());
-    if !args.merge.is_empty() {
-        let shards: Vec<ShardScores> = args.merge.iter().map(|d| ShardScores::read(d)).collect::<Result<_, _>>()?;
+    if let Some(Command::Merge { shards }) = &args.command {
+        if args.shard.is_some() {
+            return Err("evaluate merge takes the shards' folders; --shard is for scoring one".into());
+        }
+        let shards: Vec<ShardScores> = shards.iter().map(|d| ShardScores::read(d)).collect::<Result<_, _>>()?;
         // One pass over the corpus, without families: its ids, human scores and digest.
         let scan = Pipeline::new().run_source(source(None)?.as_ref(), args.chunk, &|event| report(event, &bar))?;
         let (table, runs) = merge(&scan.rows.ids, &scan.digest, &shards)?;

@@ -141,7 +141,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     eprintln!("llm_judge: {} items × {} criteria, variant {variant:?}", items.len(), criteria.len());
     let started = std::time::Instant::now();
     let slm: Vec<Option<f64>> =
-        if variant.uses_slm() { score_items(&Scorer::load(&args.slm, args.device.device()?)?, &items, 2, &|_, _| {})?.into_iter().map(Some).collect() } else { vec![None; items.len()] };
+        if variant.uses_slm() { score_items(&Scorer::load(&args.slm, args.device.device()?)?, &items, &|_, _| {})?.into_iter().map(Some).collect() } else { vec![None; items.len()] };
     let inputs: Vec<PromptInput> = items.iter().zip(slm).map(|(it, slm_score)| PromptInput { slm_score, ..prompt_input(it) }).collect();
     let client = OpenAiClient::new(OpenAiConfig { base_url: args.base_url.clone(), timeout: Duration::from_secs(args.timeout), concurrency: args.concurrency, ..OpenAiConfig::default() })?;
     let client = CachedClient::new(client, args.cache.clone())?;
@@ -158,11 +158,17 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     // Per criterion: (judge's score, human mean) of the items with both; answers without a score.
     let mut pairs: Vec<(Vec<f64>, Vec<f64>, usize)> = vec![(Vec::new(), Vec::new(), 0); criteria.len()];
     let (mut calls, mut fresh, mut prompt_tokens, mut fresh_ms) = (0, 0, 0_u64, 0.0);
+    // A Multi answer rates every criterion at once: each of the row's judgements carries that
+    // one call, counted once.
+    let one_call_per_row = variant == Variant::Multi;
     for (item, row) in items.iter().zip(results) {
+        let mut row_counted = false;
         for r in row {
             let line = match r {
                 Ok(j) => {
-                    for c in &j.calls {
+                    let calls_here = if one_call_per_row && row_counted { &[][..] } else { &j.calls[..] };
+                    row_counted = true;
+                    for c in calls_here {
                         calls += 1;
                         if !c.cached {
                             fresh += 1;

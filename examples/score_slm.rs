@@ -4,7 +4,7 @@
 //! cargo run --release --example score_slm -- CHECKPOINT_DIR ITEMS.jsonl
 //! ```
 //! ITEMS.jsonl is the generic format of `dialeval_datasets::jsonl` (context turns and response may
-//! carry `amr`); each item is scored with its last two context turns. Prints `{"id", "score"}`
+//! carry `amr`); each item is scored with the last context turns the model reads (two for the shipped one). Prints `{"id", "score"}`
 //! per item. A model with the pretrained text head reads all-MiniLM-L6-v2 sentence vectors
 //! (`$DIALEVAL_MINILM`, default `~/.cache/dialeval/models/all-MiniLM-L6-v2`).
 
@@ -34,7 +34,7 @@ fn main() -> ExitCode {
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let scorer = Scorer::load(&args.checkpoint, args.device.device()?)?;
     let items = dialeval_datasets::jsonl::load(&args.items)?;
-    let scores = score_items(&scorer, &items, 2, &|_, _| {})?;
+    let scores = score_items(&scorer, &items, &|_, _| {})?;
     for (it, score) in items.iter().zip(scores) {
         println!("{}", serde_json::json!({"id": it.id, "score": score}));
     }

@@ -100,6 +100,9 @@ struct Args {
     /// Encoder layers.
     #[arg(long, default_value_t = 2)]
     layers: usize,
+    /// mix: context turns the model reads (the last ones).
+    #[arg(long, default_value_t = 2)]
+    context_turns: usize,
     /// Keep the first N training pairs and N/4 + 1 dev and test pairs (0: all).
     #[arg(long, default_value_t = 0)]
     limit: usize,
@@ -131,10 +134,13 @@ fn test_metrics(scores: &[f64], pairs: &[TrainingPair]) -> serde_json::Value {
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (shared, out, mode, seed, limit, text_encoder) = (&args.shared, &args.out, args.mode, args.seed, args.limit, args.text_encoder);
+    if args.data != Data::Mix && args.context_turns != 2 {
+        return Err("--context-turns applies to --data mix (the other sets are cut to two turns)".into());
+    }
     let (mut train_pairs, mut dev_pairs, mut test_pairs) = match args.data {
         Data::Mix => {
-            let topical = dialeval_examples::topical_flag(args.topical);
-            let mut config = dialeval_datasets::mix::MixConfig { seed, topical, ..Default::default() };
+            let topical = dialeval_examples::topical_flag(args.topical).map(|c| dialeval_datasets::pairs::TopicalPairConfig { history: args.context_turns, ..c });
+            let mut config = dialeval_datasets::mix::MixConfig { seed, topical, max_context_turns: args.context_turns, ..Default::default() };
             if !args.length_control.yes() {
                 // The ablation: DailyDialog++'s negatives as released, uniform sampled negatives.
                 config.ddpp_length_tolerance = None;
@@ -197,6 +203,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         contrastive_weight: args.contrastive_weight,
         graph_dropout: args.graph_dropout,
         text_encoder,
+        context_turns: args.context_turns,
         compute: args.device,
         ..TrainConfig::default()
     };

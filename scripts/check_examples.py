@@ -210,15 +210,15 @@ with tempfile.TemporaryDirectory() as tmp:
 with tempfile.TemporaryDirectory() as tmp:
     base = [str(examples / "evaluate"), "--skip", "llm"]
     runs = [base + ["--out", f"{tmp}/whole"]] + [base + ["--shard", f"{k}/3", "--out", f"{tmp}/part{k}"] for k in (1, 2, 3)]
-    runs.append(base + ["--merge", ",".join(f"{tmp}/part{k}" for k in (3, 1, 2)), "--out", f"{tmp}/merged"])
+    runs.append([str(examples / "evaluate"), "merge"] + [f"{tmp}/part{k}" for k in (3, 1, 2)] + ["--skip", "llm", "--out", f"{tmp}/merged"])
     for cmd in runs:
         done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"FAILED: {' '.join(cmd)}: {done.stderr[-2000:]}")
     for f in ("scores.jsonl", "scores.csv", "correlations.md", "correlations.json"):
         if (Path(tmp) / "whole" / f).read_bytes() != (Path(tmp) / "merged" / f).read_bytes():
-            sys.exit(f"FAILED: evaluate --merge: {f} differs from the single run's")
-print("evaluate --shard k/3 + --merge: scores and correlations byte for byte those of a single run")
+            sys.exit(f"FAILED: evaluate merge: {f} differs from the single run's")
+print("evaluate --shard k/3 + evaluate merge: scores and correlations byte for byte those of a single run")
 # evaluate on a user's JSONL corpus with graphs from an external parser (a script playing one)
 with tempfile.TemporaryDirectory() as tmp:
     fake = root / "amr-parse/tests/fixtures/fake_parser.py"

@@ -36,13 +36,17 @@ pub fn rank_normalize(values: &[Option<f64>]) -> Vec<Option<f64>> {
 /// The mean, per item, of the rank-normalised `parts` that the item has (`None` where it has
 /// none).
 pub fn mean_of_ranks(parts: &[&Column], items: usize) -> Vec<Option<f64>> {
-    let ranked: Vec<Vec<Option<f64>>> = parts.iter().map(|c| rank_normalize(&c.values)).collect();
-    (0..items)
-        .map(|i| {
-            let have: Vec<f64> = ranked.iter().filter_map(|r| r.get(i).copied().flatten()).collect();
-            (!have.is_empty()).then(|| have.iter().sum::<f64>() / have.len() as f64)
-        })
-        .collect()
+    let mut sum = vec![0.0_f64; items];
+    let mut count = vec![0_u32; items];
+    for part in parts {
+        for (i, rank) in rank_normalize(&part.values).into_iter().enumerate().take(items) {
+            if let Some(r) = rank {
+                sum[i] += r;
+                count[i] += 1;
+            }
+        }
+    }
+    sum.into_iter().zip(count).map(|(s, n)| (n > 0).then(|| s / f64::from(n))).collect()
 }
 
 /// `table` with the [`COMBINED`] column computed from its parts and put last (replacing one
@@ -57,8 +61,8 @@ pub fn with_combined(table: ScoreTable) -> Result<ScoreTable> {
     let parts: Option<Vec<&Column>> = COMBINED_PARTS.iter().map(|p| table.column(&MetricName::new(*p))).collect();
     let combined = parts.map(|parts| Column::new(COMBINED, mean_of_ranks(&parts, table.items())));
     let mut out = ScoreTable::new(table.items());
-    for column in table.columns().iter().filter(|c| c.metric != name) {
-        out.push(column.clone())?;
+    for column in table.into_columns().into_iter().filter(|c| c.metric != name) {
+        out.push(column)?;
     }
     if let Some(c) = combined {
         out.push(c)?;

@@ -125,6 +125,11 @@ impl ScoreTable {
     pub fn metrics(&self) -> impl Iterator<Item = &MetricName> {
         self.columns.iter().map(|c| &c.metric)
     }
+
+    /// The columns, moved out (to rebuild a table without copying its cells).
+    pub fn into_columns(self) -> Vec<Column> {
+        self.columns
+    }
 }
 
 #[cfg(test)]

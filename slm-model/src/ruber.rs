@@ -90,10 +90,16 @@ pub struct RuberConfig {
     pub gru_hidden: usize,
     /// Margin Δ of the ranking loss.
     pub margin: f64,
-    /// Tokens kept per sentence (from the start).
+    /// Tokens kept per sentence (from the start; a query's may be its last ones instead,
+    /// `query_last_tokens`).
     pub max_tokens: usize,
     /// Context turns that form the query (the last ones; RUBER uses 1).
     pub query_turns: usize,
+    /// Read the query's last this many token states (the turns nearest the response) instead
+    /// of its first `max_tokens`: a query of several turns keeps what was said last. `None` in
+    /// models trained before it existed.
+    #[serde(default)]
+    pub query_last_tokens: Option<usize>,
     /// Epochs at most.
     pub epochs: usize,
     /// Triples per step.
@@ -123,6 +129,7 @@ impl Default for RuberConfig {
             margin: 0.5,
             max_tokens: 64,
             query_turns: 1,
+            query_last_tokens: None,
             epochs: 10,
             batch_size: 64,
             lr: 1e-3,
@@ -139,6 +146,35 @@ impl RuberConfig {
     pub fn query(&self, context: &[impl AsRef<str>]) -> String {
         let from = context.len().saturating_sub(self.query_turns.max(1));
         context[from..].iter().map(AsRef::as_ref).collect::<Vec<&str>>().join(" ")
+    }
+
+    /// The token states a query is read from.
+    pub fn query_span(&self) -> Span {
+        self.query_last_tokens.map_or(Span::First(self.max_tokens), Span::Last)
+    }
+
+    /// The token states a response is read from.
+    pub fn response_span(&self) -> Span {
+        Span::First(self.max_tokens)
+    }
+}
+
+/// Which of a cached sentence's token states [`collate`] keeps (at least one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Span {
+    /// The first this many (`[CLS]` …).
+    First(usize),
+    /// The last this many (… `[SEP]`).
+    Last(usize),
+}
+
+impl Span {
+    /// The kept range of a sentence of `len` tokens.
+    fn range(self, len: usize) -> std::ops::Range<usize> {
+        match self {
+            Self::First(n) => 0..len.min(n.max(1)),
+            Self::Last(n) => len.saturating_sub(n.max(1))..len,
+        }
     }
 }
 
@@ -291,13 +327,16 @@ fn unreachable_input(pad: &Tensor<2, Bool>) -> Tensor<3> {
     Tensor::zeros([b, s, 1], &pad.device())
 }
 
-/// Pads cached sentences into a batch. Sentences missing from the cache are an error.
+/// Pads cached sentences into a batch, each cut to `span`. Sentences missing from the cache
+/// are an error.
 ///
 /// # Errors
 /// [`Error::Format`] naming the first text that is not cached.
-pub fn collate(texts: &[&str], cache: &EmbeddingCache, embeddings: Embeddings, max_tokens: usize, device: &Device) -> Result<Sentences> {
+pub fn collate(texts: &[&str], cache: &EmbeddingCache, embeddings: Embeddings, span: Span, device: &Device) -> Result<Sentences> {
     let entries: Vec<CachedText> = texts.iter().map(|t| cache.get(t)?.ok_or_else(|| Error::Format(format!("not in the embedding cache: {t:?}")))).collect::<Result<_>>()?;
-    let lengths: Vec<usize> = entries.iter().map(|e| e.ids.len().clamp(1, max_tokens.max(1))).collect();
+    let kept: Vec<std::ops::Range<usize>> = entries.iter().map(|e| span.range(e.ids.len())).collect();
+    // An empty entry (no tokens) still takes one padded-in slot, as before.
+    let lengths: Vec<usize> = kept.iter().map(|r| r.len().max(1)).collect();
     let (b, seq, dim) = (texts.len(), lengths.iter().copied().max().unwrap_or(1), cache.dim());
     let mut pad = vec![true; b * seq];
     for (i, &len) in lengths.iter().enumerate() {
@@ -307,9 +346,9 @@ pub fn collate(texts: &[&str], cache: &EmbeddingCache, embeddings: Embeddings, m
     Ok(match embeddings {
         Embeddings::Bert => {
             let mut states = vec![0.0_f32; b * seq * dim];
-            for (i, (e, &len)) in entries.iter().zip(&lengths).enumerate() {
-                let n = len.min(e.ids.len());
-                for (slot, v) in states[i * seq * dim..(i * seq + n) * dim].iter_mut().zip(&e.states) {
+            for (i, (e, r)) in entries.iter().zip(&kept).enumerate() {
+                let from = e.states.get(r.start * dim..r.end * dim).unwrap_or_default();
+                for (slot, v) in states[i * seq * dim..].iter_mut().zip(from) {
                     *slot = v.to_f32();
                 }
             }
@@ -317,8 +356,8 @@ pub fn collate(texts: &[&str], cache: &EmbeddingCache, embeddings: Embeddings, m
         }
         Embeddings::Static => {
             let mut ids = vec![0_i64; b * seq];
-            for (i, (e, &len)) in entries.iter().zip(&lengths).enumerate() {
-                for (slot, &id) in ids[i * seq..i * seq + len].iter_mut().zip(&e.ids) {
+            for (i, (e, r)) in entries.iter().zip(&kept).enumerate() {
+                for (slot, &id) in ids[i * seq..].iter_mut().zip(&e.ids[r.clone()]) {
                     *slot = i64::from(id);
                 }
             }
@@ -364,8 +403,8 @@ pub fn score_pairs(model: &Unreferenced, config: &RuberConfig, cache: &Embedding
     let mut out = Vec::with_capacity(pairs.len());
     for chunk in pairs.chunks(256) {
         let (q, r): (Vec<&str>, Vec<&str>) = chunk.iter().copied().unzip();
-        let q = collate(&q, cache, config.embeddings, config.max_tokens, device)?;
-        let r = collate(&r, cache, config.embeddings, config.max_tokens, device)?;
+        let q = collate(&q, cache, config.embeddings, config.query_span(), device)?;
+        let r = collate(&r, cache, config.embeddings, config.response_span(), device)?;
         let logits = model.logit(&q, &r).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("scores: {e:?}")))?;
         out.extend(logits.into_iter().map(|l| 1.0 / (1.0 + (-f64::from(l)).exp())));
     }
@@ -419,9 +458,9 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
         let mut total = 0.0;
         for (step, chunk) in order.chunks(config.batch_size).enumerate() {
             let pick = |f: fn(&Triple) -> &str| chunk.iter().map(|&i| f(&train[i])).collect::<Vec<&str>>();
-            let q = collate(&pick(|t| &t.query), cache, config.embeddings, config.max_tokens, &device)?;
-            let p = collate(&pick(|t| &t.positive), cache, config.embeddings, config.max_tokens, &device)?;
-            let n = collate(&pick(|t| &t.negative), cache, config.embeddings, config.max_tokens, &device)?;
+            let q = collate(&pick(|t| &t.query), cache, config.embeddings, config.query_span(), &device)?;
+            let p = collate(&pick(|t| &t.positive), cache, config.embeddings, config.response_span(), &device)?;
+            let n = collate(&pick(|t| &t.negative), cache, config.embeddings, config.response_span(), &device)?;
             let loss = model.loss(&q, &p, &n, config.margin);
             total += f64::from(loss.clone().into_scalar::<f32>());
             let grads = GradientsParams::from_grads(loss.backward(), &model);
@@ -479,5 +518,45 @@ impl RuberScorer {
             return Err(Error::EncoderMismatch { expected: name(id, *dim), found: name(&cache.encoder_id().map(str::to_owned), cache.dim()) });
         }
         score_pairs(&self.model, &self.config, cache, pairs, &self.device)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_span_keeps_the_first_or_the_last_token_states() {
+        let dir = std::env::temp_dir().join(format!("dialeval-ruber-span-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut cache = EmbeddingCache::open(&dir.join("cache.bin"), 2).unwrap();
+        // Token t of "long" has states (t, -t); "short" has two tokens; "empty" none.
+        let states = |n: u32| (0..n).flat_map(|t| [half::f16::from_f32(t as f32), half::f16::from_f32(-(t as f32))]).collect();
+        cache.insert("long", CachedText { ids: (0..6).collect(), states: states(6) }).unwrap();
+        cache.insert("short", CachedText { ids: vec![0, 1], states: states(2) }).unwrap();
+        cache.insert("empty", CachedText { ids: vec![], states: vec![] }).unwrap();
+        let device = Device::flex();
+        let read = |span| {
+            let s = collate(&["long", "short", "empty"], &cache, Embeddings::Bert, span, &device).unwrap();
+            let seq = s.lengths.iter().copied().max().unwrap();
+            let v = s.states.unwrap().into_data().convert::<f32>().try_to_vec::<f32>().unwrap();
+            let ids = collate(&["long"], &cache, Embeddings::Static, span, &device).unwrap().ids.unwrap().into_data().convert::<i64>().try_to_vec::<i64>().unwrap();
+            (s.lengths, v.chunks(2 * seq).map(|row| row.iter().step_by(2).copied().collect::<Vec<f32>>()).collect::<Vec<_>>(), ids)
+        };
+        let (lengths, rows, ids) = read(Span::First(3));
+        assert_eq!(lengths, vec![3, 2, 1]);
+        assert_eq!(rows, vec![vec![0.0, 1.0, 2.0], vec![0.0, 1.0, 0.0], vec![0.0; 3]]);
+        assert_eq!(ids, vec![0, 1, 2]);
+        let (lengths, rows, ids) = read(Span::Last(3));
+        assert_eq!(lengths, vec![3, 2, 1]);
+        assert_eq!(rows, vec![vec![3.0, 4.0, 5.0], vec![0.0, 1.0, 0.0], vec![0.0; 3]]);
+        assert_eq!(ids, vec![3, 4, 5]);
+        // The query reads its last tokens only when the config says so; old configs read the first.
+        let old: RuberConfig = serde_json::from_str(r#"{"embeddings":"bert","representation":"mean_pool","objective":"cross_entropy","static_dim":128,"gru_hidden":128,"margin":0.5,"max_tokens":64,"query_turns":2,"epochs":10,"batch_size":64,"lr":0.001,"lr_decay":0.5,"patience":3,"seed":0}"#).unwrap();
+        assert_eq!((old.query_span(), old.response_span()), (Span::First(64), Span::First(64)));
+        let new = RuberConfig { query_last_tokens: Some(128), ..old };
+        assert_eq!((new.query_span(), new.response_span()), (Span::Last(128), Span::First(64)));
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

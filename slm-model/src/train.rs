@@ -68,6 +68,11 @@ pub struct TrainConfig {
     /// on every device up to float summation order).
     #[serde(default = "default_dropout")]
     pub dropout: f64,
+    /// Context turns the model reads: the last ones. Training pairs come cut to them (the
+    /// mix's `max_context_turns`), and a scorer's callers cut their items to
+    /// [`Scorer::context_turns`]. Models trained before it was recorded read two.
+    #[serde(default = "default_context_turns")]
+    pub context_turns: usize,
     /// Where training runs (and the dev predictions of each epoch). Not saved with the run: a
     /// checkpoint resumes on any device ([`crate::compute`] states the tolerance).
     #[serde(skip)]
@@ -80,6 +85,10 @@ fn default_contrastive_weight() -> f64 {
 
 fn default_dropout() -> f64 {
     0.1
+}
+
+fn default_context_turns() -> usize {
+    2
 }
 
 impl Default for TrainConfig {
@@ -102,6 +111,7 @@ impl Default for TrainConfig {
             text_encoder: TextEncoderKind::Scratch,
             graph_dropout: 0.0,
             dropout: default_dropout(),
+            context_turns: default_context_turns(),
             compute: Compute::Cpu,
         }
     }
@@ -467,6 +477,7 @@ pub struct Scorer {
     model: Slm,
     featurizer: Featurizer,
     mode: Mode,
+    context_turns: usize,
     device: Device,
 }
 
@@ -483,7 +494,7 @@ impl Scorer {
         let mode: Mode = read_json(&dir.join("best/mode.json"))?;
         let path: PathBuf = dir.join("best/model");
         let model = model_config(&featurizer, &config).init(&device).load_record(ModuleRecord::load(&path).map_err(|e| record_error(&path, e))?);
-        Ok(Self { model, featurizer, mode, device })
+        Ok(Self { model, featurizer, mode, context_turns: config.context_turns, device })
     }
 
     /// `P(good continuation)` per pair, in order, batched by 64. A model with the pretrained
@@ -519,6 +530,11 @@ impl Scorer {
     /// The mode the model was trained in.
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+
+    /// How many context turns (the last ones) the model was trained to read.
+    pub fn context_turns(&self) -> usize {
+        self.context_turns
     }
 }
 

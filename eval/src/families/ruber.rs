@@ -150,12 +150,12 @@ pub fn recompute_hybrids(table: ScoreTable) -> Result<ScoreTable> {
     }
     let at: Vec<usize> = (0..table.items()).filter(|&i| unref.values[i].is_some() && referenced.values[i].is_some()).collect();
     let pick = |c: &Column| at.iter().filter_map(|&i| c.values[i]).collect::<Vec<f64>>();
-    let hybrids = hybrid_columns(table.items(), &at, &pick(unref), &pick(referenced))?;
+    let mut hybrids = hybrid_columns(table.items(), &at, &pick(unref), &pick(referenced))?;
     let mut out = ScoreTable::new(table.items());
-    for column in table.columns() {
-        match hybrids.iter().find(|h| h.metric == column.metric) {
-            Some(h) => out.push(h.clone())?,
-            None => out.push(column.clone())?,
+    for column in table.into_columns() {
+        match hybrids.iter().position(|h| h.metric == column.metric) {
+            Some(h) => out.push(hybrids.swap_remove(h))?,
+            None => out.push(column)?,
         }
     }
     Ok(out)

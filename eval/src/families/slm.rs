@@ -36,8 +36,10 @@ pub struct SlmSettings {
 impl SlmFamily {
     /// The family with a loaded model (from `checkpoint`) and, for a model with the pretrained
     /// text head, its encoder and that encoder's token-state cache.
+    /// Items are cut to the context turns the model was trained on ([`Scorer::context_turns`]).
     pub fn new(scorer: Scorer, checkpoint: CheckpointIdentity, encoder: Option<(Arc<PretrainedEncoder>, Arc<SharedCache>)>) -> Self {
-        Self { scorer, checkpoint, encoder, context_turns: 2 }
+        let context_turns = scorer.context_turns();
+        Self { scorer, checkpoint, encoder, context_turns }
     }
 }
 

@@ -11,7 +11,7 @@ use super::SharedCache;
 use crate::error::{Error, Result};
 
 /// An item as an SLM input: its last `turns` context turns and its response, with their graphs
-/// (the shipped SLM was trained on pairs with at most two context turns).
+/// (a model reads the turns it was trained on, [`Scorer::context_turns`]).
 pub fn slm_pair(item: &DialogueItem, turns: usize) -> TrainingPair {
     let context = &item.context[item.context.len().saturating_sub(turns)..];
     TrainingPair {
@@ -53,15 +53,16 @@ pub fn score_slm_pairs(scorer: &Scorer, pairs: &[TrainingPair], encoder: Option<
     })
 }
 
-/// Scores `items` with an SLM (each with its last `turns` context turns, [`slm_pair`]); a model
+/// Scores `items` with an SLM (each with the last context turns the model reads,
+/// [`Scorer::context_turns`], [`slm_pair`]); a model
 /// that reads pretrained sentence vectors gets them from the default MiniLM
 /// ([`dialeval_slm_model::bert::default_model_dir`]) through the default token-state cache
 /// ([`super::default_cache_dir`]), encoded on the scorer's device.
 ///
 /// # Errors
 /// The encoder cannot be loaded, or as [`score_slm_pairs`].
-pub fn score_items(scorer: &Scorer, items: &[DialogueItem], turns: usize, progress: &dyn Fn(usize, usize)) -> Result<Vec<f64>> {
-    let pairs: Vec<TrainingPair> = items.iter().map(|it| slm_pair(it, turns)).collect();
+pub fn score_items(scorer: &Scorer, items: &[DialogueItem], progress: &dyn Fn(usize, usize)) -> Result<Vec<f64>> {
+    let pairs: Vec<TrainingPair> = items.iter().map(|it| slm_pair(it, scorer.context_turns())).collect();
     if scorer.featurizer().encoder.is_none() {
         return score_slm_pairs(scorer, &pairs, None, progress);
     }
