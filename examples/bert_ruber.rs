@@ -101,6 +101,10 @@ struct TrainArgs {
     /// Read the query's last N token states (the turns nearest the response) instead of its first 64.
     #[arg(long)]
     query_last_tokens: Option<usize>,
+    /// A knowledge channel (mix: trained on the Topical-Chat turns' cited Wikipedia sections;
+    /// scoring reads an item's persona or knowledge).
+    #[arg(long, value_enum, default_value_t = YesNo::No)]
+    knowledge: YesNo,
     /// Epochs.
     #[arg(long, default_value_t = 10)]
     epochs: usize,
@@ -145,6 +149,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 seed: t.seed,
                 query_turns: t.query_turns,
                 query_last_tokens: t.query_last_tokens,
+                knowledge: t.knowledge.yes(),
                 compute: args.device,
                 ..RuberConfig::default()
             };
@@ -155,7 +160,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                     // The mix keeps the last two context turns, or more when the query reads more.
                     let turns = t.query_turns.max(2);
                     let topical = dialeval_examples::topical_flag(t.topical).map(|c| dialeval_datasets::pairs::TopicalPairConfig { history: turns, ..c });
-                    let mix = dialeval_examples::training_mix(shared, &dialeval_datasets::mix::MixConfig { seed: config.seed, topical, max_context_turns: turns, ..Default::default() })?;
+                    let mix = dialeval_examples::training_mix(
+                        shared,
+                        &dialeval_datasets::mix::MixConfig { seed: config.seed, topical, max_context_turns: turns, topical_knowledge: t.knowledge.yes(), ..Default::default() },
+                    )?;
                     test_pairs = mix.test;
                     (mix_triples(&mix.train, &config), mix_triples(&mix.dev, &config))
                 }
@@ -163,7 +171,11 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             };
             eprintln!("bert_ruber: {} training triples, {} dev triples", train.len(), dev.len());
             let mut cache = embedding_cache(&encoder)?;
-            let texts: Vec<&str> = train.iter().chain(&dev).flat_map(|t| [t.query.as_str(), t.positive.as_str(), t.negative.as_str()]).collect();
+            let texts: Vec<&str> = train.iter().chain(&dev).flat_map(|t| [t.query.as_str(), t.positive.as_str(), t.negative.as_str()].into_iter().chain(t.knowledge.as_deref())).collect();
+            let grounded = train.iter().filter(|t| t.knowledge.is_some()).count();
+            if config.knowledge {
+                eprintln!("bert_ruber: {grounded} of {} training triples have knowledge", train.len());
+            }
             let bar = Progress::new("embedding");
             cache.fill(&encoder, &texts, &|done, total| bar.update(done, total))?;
             bar.finish();

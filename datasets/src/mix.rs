@@ -5,7 +5,8 @@
 //!   of `overlap_exclude_ids.tsv` dropped); the annotated test contexts (`test_ids`, the 100 of the
 //!   silver-AMR set) are the test split, never trained on;
 //! - DailyDialog++ `data_positives.json` with negatives sampled from other contexts;
-//! - Topical-Chat `valid_rare` + `test_rare` next-turn pairs ([`topical_pairs`]).
+//! - Topical-Chat `valid_rare` + `test_rare` next-turn pairs ([`topical_pairs`]), with the
+//!   knowledge each turn cites when asked ([`MixConfig::topical_knowledge`]).
 //!
 //! Dev is a seeded share of the remaining contexts and conversations ([`split_by_group`] over
 //! [`pair_group`]), so no context is on two sides. USR, FED and GRADE items are never read.
@@ -33,6 +34,11 @@ pub struct MixConfig {
     pub positives_sampling: NegativeSampling,
     /// Topical-Chat pairs (`None`: left out).
     pub topical: Option<TopicalPairConfig>,
+    /// Give each Topical-Chat pair its turn's knowledge (the Wikipedia text of the fact
+    /// sections the turn cites, [`topical::resolve_knowledge`]; reads `reading_sets/pre-build/`
+    /// and `wiki.json` beside the conversations). DailyDialog++ pairs have none.
+    #[serde(default)]
+    pub topical_knowledge: bool,
     /// Share of contexts and conversations held out as dev.
     pub dev_share: f64,
     /// Seed of sampling and split.
@@ -47,6 +53,7 @@ impl Default for MixConfig {
             positives_negatives: 5,
             positives_sampling: NegativeSampling::LengthMatched { candidates: 8 },
             topical: Some(TopicalPairConfig::default()),
+            topical_knowledge: false,
             dev_share: 0.05,
             seed: 0,
         }
@@ -109,8 +116,14 @@ pub fn build_mix(sources: &MixSources<'_>, config: &MixConfig) -> Result<Mix> {
     }
     if let (Some(topical_config), Some(topical_dir)) = (config.topical, sources.topical_dir) {
         let mut conversations = Vec::new();
+        let wiki = if config.topical_knowledge { Some(topical::load_wiki(&topical_dir.join("wiki.json"))?) } else { None };
         for split in ["valid_rare", "test_rare"] {
-            conversations.extend(topical::load_conversations(&topical_dir.join(format!("conversations/{split}.json")))?);
+            let mut part = topical::load_conversations(&topical_dir.join(format!("conversations/{split}.json")))?;
+            if let Some(wiki) = &wiki {
+                let sets = topical::load_reading_sets(&topical_dir.join(format!("reading_sets/pre-build/{split}.json")))?;
+                topical::resolve_knowledge(&mut part, &sets, wiki);
+            }
+            conversations.extend(part);
         }
         pool.extend(topical_pairs(&conversations, &TopicalPairConfig { seed: config.seed, ..topical_config })?);
     }

@@ -60,6 +60,10 @@ pub struct TrainingPair {
     pub context_amr: Vec<Option<String>>,
     /// AMR (PENMAN) of the response, when known.
     pub response_amr: Option<String>,
+    /// What the response should be grounded in (persona, facts, a Wikipedia snippet), when the
+    /// source has it: a Topical-Chat turn's resolved knowledge, for its positive and negatives.
+    #[serde(default)]
+    pub knowledge: Option<String>,
 }
 
 impl TrainingPair {
@@ -233,6 +237,7 @@ pub fn ddpp_pairs(contexts: &[DdppContext], file: &str, exclude: Option<&Exclude
                 kind,
                 context_amr: vec![None; context.len()],
                 response_amr: None,
+                knowledge: None,
             });
         };
         for (j, r) in c.positives.iter().enumerate() {
@@ -436,6 +441,7 @@ pub fn diplomacy_pairs(blocks: &[AmrBlock], config: &DiplomacyPairConfig) -> Res
                 kind,
                 context_amr: ctx.iter().map(|b| Some(b.penman.clone())).collect(),
                 response_amr: Some(r.penman.clone()),
+                knowledge: None,
             };
             pairs.push(make(response, PairKind::Positive, 0));
             for (j, donor) in donors.iter().enumerate() {
@@ -538,6 +544,7 @@ pub fn topical_pairs(conversations: &[crate::topical::TopicalConversation], conf
                 kind,
                 context_amr: vec![None; context.len()],
                 response_amr: None,
+                knowledge: conv.turns[k].knowledge.clone(),
             };
             pairs.push(make(conv.turns[k].message.as_str(), PairKind::Positive, 0));
             for &(j, kind, r) in negatives {
@@ -626,7 +633,7 @@ mod tests {
 
     #[test]
     fn length_separation_by_hand() {
-        let pair = |response: &str, kind| TrainingPair { id: String::new(), context: vec![], response: response.into(), kind, context_amr: vec![], response_amr: None };
+        let pair = |response: &str, kind| TrainingPair { id: String::new(), context: vec![], response: response.into(), kind, context_amr: vec![], response_amr: None, knowledge: None };
         let pairs = [pair("a b c", PairKind::Positive), pair("a", PairKind::RandomNegative), pair("a b", PairKind::Positive), pair("a b c d", PairKind::AdversarialNegative)];
         assert_eq!(length_separation(&pairs), Some(0.5));
         assert_eq!(length_separation(&pairs[..2]), Some(1.0));

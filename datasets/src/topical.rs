@@ -30,6 +30,10 @@ pub struct TopicalTurn {
     pub knowledge_source: Vec<String>,
     /// The partner's rating of the turn (may be empty).
     pub turn_rating: String,
+    /// The Wikipedia text of the fact sections it cites, once resolved ([`resolve_knowledge`];
+    /// `None` before, or when it cites none that resolve offline).
+    #[serde(default)]
+    pub knowledge: Option<String>,
 }
 
 /// One conversation.
@@ -96,6 +100,7 @@ pub fn load_conversations(path: &Path) -> Result<Vec<TopicalConversation>> {
                 sentiment: s("sentiment")?,
                 knowledge_source: doc.strings(doc.field(t, &tat, "knowledge_source")?, &format!("{tat}.knowledge_source"))?,
                 turn_rating: s("turn_rating")?,
+                knowledge: None,
             });
         }
         let mut conversation_rating = BTreeMap::new();
@@ -176,27 +181,50 @@ fn rating_value(r: &str) -> Option<f64> {
     })
 }
 
+/// The knowledge of turn `turn` of `conv`: the Wikipedia lead sections (shortened, else
+/// summarised) of the fact sections it cites in its writer's reading set, one per line; `None`
+/// when it cites none that resolve (articles, personal knowledge, fun facts).
+pub fn turn_knowledge(conv: &TopicalConversation, turn: usize, reading_sets: &BTreeMap<String, ReadingSet>, wiki: &Wiki) -> Option<String> {
+    let t = conv.turns.get(turn)?;
+    let knowledge: Vec<&str> = t
+        .knowledge_source
+        .iter()
+        .filter_map(|src| {
+            let fs = reading_sets.get(&conv.id)?.agents.get(&t.agent)?.get(src)?;
+            fs.shortened_wiki.and_then(|id| wiki.shortened.get(&id)).or_else(|| fs.summarized_wiki.and_then(|id| wiki.summarized.get(&id))).map(String::as_str)
+        })
+        .collect();
+    (!knowledge.is_empty()).then(|| knowledge.join("\n"))
+}
+
+/// Fills every turn's [`TopicalTurn::knowledge`] ([`turn_knowledge`]), so that pairs built from
+/// the conversations carry it. Returns how many turns got knowledge.
+pub fn resolve_knowledge(conversations: &mut [TopicalConversation], reading_sets: &BTreeMap<String, ReadingSet>, wiki: &Wiki) -> usize {
+    let mut found = 0;
+    for conv in conversations.iter_mut() {
+        let resolved: Vec<Option<String>> = (0..conv.turns.len()).map(|k| turn_knowledge(conv, k, reading_sets, wiki)).collect();
+        for (t, k) in conv.turns.iter_mut().zip(resolved) {
+            found += usize::from(k.is_some());
+            t.knowledge = k;
+        }
+    }
+    found
+}
+
 /// One item per turn after the first (see the module docs).
 pub fn to_items(conversations: &[TopicalConversation], reading_sets: &BTreeMap<String, ReadingSet>, wiki: &Wiki) -> Vec<DialogueItem> {
     let mut items = Vec::new();
     for conv in conversations {
         let turns: Vec<Turn> = conv.turns.iter().map(|t| Turn { speaker: Some(t.agent.clone()), text: t.message.trim().to_owned(), amr: None }).collect();
         for (k, t) in conv.turns.iter().enumerate().skip(1) {
-            let knowledge: Vec<&str> = t
-                .knowledge_source
-                .iter()
-                .filter_map(|src| {
-                    let fs = reading_sets.get(&conv.id)?.agents.get(&t.agent)?.get(src)?;
-                    fs.shortened_wiki.and_then(|id| wiki.shortened.get(&id)).or_else(|| fs.summarized_wiki.and_then(|id| wiki.summarized.get(&id))).map(String::as_str)
-                })
-                .collect();
+            let knowledge = turn_knowledge(conv, k, reading_sets, wiki);
             items.push(DialogueItem {
                 id: format!("{}#{k}", conv.id),
                 corpus: Corpus::TopicalChat,
                 context: turns[..k].to_vec(),
                 response: Some(turns[k].clone()),
                 references: Vec::new(),
-                knowledge: (!knowledge.is_empty()).then(|| knowledge.join("\n")),
+                knowledge,
                 system: Some("human".to_owned()),
                 annotators: Vec::new(),
                 ratings: vec![Rating { quality: "turn_rating".to_owned(), criterion: None, scores: vec![rating_value(&t.turn_rating)] }],

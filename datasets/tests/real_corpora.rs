@@ -105,6 +105,23 @@ fn topical_chat_rare_splits_and_knowledge() {
         assert_eq!(items.len(), turns - 539);
         let grounded = items.iter().filter(|i| i.knowledge.is_some()).count();
         assert!(grounded > items.len() / 3, "{grounded} of {} items carry Wikipedia knowledge", items.len());
+        // Resolved onto the turns, the knowledge travels with the next-turn pairs: a turn's
+        // positive and its negatives all carry the turn's knowledge, the item's.
+        let mut resolved = convs.clone();
+        let turns_with = topical::resolve_knowledge(&mut resolved, &sets, &wiki);
+        assert_eq!(turns_with, resolved.iter().flat_map(|c| &c.turns).filter(|t| t.knowledge.is_some()).count());
+        assert!(turns_with >= grounded);
+        let config = dialeval_datasets::pairs::TopicalPairConfig { negatives: 1, ..Default::default() };
+        let pairs = dialeval_datasets::pairs::topical_pairs(&resolved, &config).unwrap();
+        let by_id: HashMap<String, Option<&str>> = items.iter().map(|i| (i.id.clone(), i.knowledge.as_deref())).collect();
+        for p in pairs.iter().take(3000) {
+            // topical#<conversation>/<kind>/<turn>-<j> ↔ item <conversation>#<turn>
+            let (conv, rest) = p.id.trim_start_matches("topical#").split_once('/').unwrap();
+            let turn = rest.rsplit_once('/').unwrap().1.split_once('-').unwrap().0;
+            assert_eq!(p.knowledge.as_deref(), by_id[&format!("{conv}#{turn}")], "{}", p.id);
+        }
+        assert_eq!(pairs.iter().filter(|p| p.knowledge.is_some()).count(), 2 * grounded);
+        assert!(dialeval_datasets::pairs::topical_pairs(&convs, &config).unwrap().iter().all(|p| p.knowledge.is_none()));
     }
 }
 

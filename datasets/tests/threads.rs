@@ -48,6 +48,7 @@ fn pair_builders_give_the_same_pairs_on_any_thread_count() {
                     sentiment: String::new(),
                     knowledge_source: Vec::new(),
                     turn_rating: String::new(),
+                    knowledge: None,
                 })
                 .collect(),
             conversation_rating: BTreeMap::new(),

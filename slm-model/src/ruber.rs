@@ -100,6 +100,15 @@ pub struct RuberConfig {
     /// models trained before it existed.
     #[serde(default)]
     pub query_last_tokens: Option<usize>,
+    /// A knowledge channel: the pooled knowledge (persona, facts, a Wikipedia snippet) of a
+    /// triple, matched against the response (a bilinear score and their elementwise product
+    /// enter the MLP); a triple without knowledge reads a learned "no knowledge" vector.
+    /// `false` in models trained before it existed.
+    #[serde(default)]
+    pub knowledge: bool,
+    /// Token states read from a knowledge text (its first ones).
+    #[serde(default = "default_knowledge_tokens")]
+    pub knowledge_tokens: usize,
     /// Epochs at most.
     pub epochs: usize,
     /// Triples per step.
@@ -130,6 +139,8 @@ impl Default for RuberConfig {
             max_tokens: 64,
             query_turns: 1,
             query_last_tokens: None,
+            knowledge: false,
+            knowledge_tokens: default_knowledge_tokens(),
             epochs: 10,
             batch_size: 64,
             lr: 1e-3,
@@ -139,6 +150,10 @@ impl Default for RuberConfig {
             compute: Compute::Cpu,
         }
     }
+}
+
+fn default_knowledge_tokens() -> usize {
+    128
 }
 
 impl RuberConfig {
@@ -156,6 +171,11 @@ impl RuberConfig {
     /// The token states a response is read from.
     pub fn response_span(&self) -> Span {
         Span::First(self.max_tokens)
+    }
+
+    /// The token states a knowledge text is read from.
+    pub fn knowledge_span(&self) -> Span {
+        Span::First(self.knowledge_tokens)
     }
 }
 
@@ -187,6 +207,10 @@ pub struct Triple {
     pub positive: String,
     /// A negative response.
     pub negative: String,
+    /// What the response should be grounded in, when the source has it (read by a model with
+    /// the knowledge channel, [`RuberConfig::knowledge`]).
+    #[serde(default)]
+    pub knowledge: Option<String>,
 }
 
 /// A padded batch of sentences, built by [`collate`] for one [`Embeddings`] kind.
@@ -200,6 +224,18 @@ pub struct Sentences {
     pad: Tensor<2, Bool>,
     /// Tokens per sentence.
     lengths: Vec<usize>,
+    /// `[batch, 1]`, 1 where the sentence was given and 0 where it is absent (a triple without
+    /// knowledge); `None` when every one was given.
+    present: Option<Tensor<2>>,
+}
+
+/// The knowledge channel of [`Unreferenced`].
+#[derive(Module, Debug)]
+pub struct KnowledgeBranch {
+    /// Bilinear match of knowledge and response.
+    bilinear: Param<Tensor<2>>,
+    /// The learned "no knowledge" vector.
+    none: Param<Tensor<1>>,
 }
 
 /// The unreferenced model.
@@ -209,6 +245,7 @@ pub struct Unreferenced {
     forward_gru: Option<Gru>,
     backward_gru: Option<Gru>,
     bilinear: Param<Tensor<2>>,
+    knowledge: Option<KnowledgeBranch>,
     hidden1: Linear,
     hidden2: Linear,
     hidden3: Linear,
@@ -235,7 +272,11 @@ impl RuberConfig {
             forward_gru: bigru.then(gru),
             backward_gru: bigru.then(gru),
             bilinear: Param::initialized(ParamId::new(), Tensor::random([d, d], burn::tensor::Distribution::Uniform(-scale, scale), device)),
-            hidden1: LinearConfig::new(2 * d + 1, 256).init(device),
+            knowledge: self.knowledge.then(|| KnowledgeBranch {
+                bilinear: Param::initialized(ParamId::new(), Tensor::random([d, d], burn::tensor::Distribution::Uniform(-scale, scale), device)),
+                none: Param::initialized(ParamId::new(), Tensor::random([d], burn::tensor::Distribution::Uniform(-scale, scale), device)),
+            }),
+            hidden1: LinearConfig::new(2 * d + 1 + if self.knowledge { d + 1 } else { 0 }, 256).init(device),
             hidden2: LinearConfig::new(256, 512).init(device),
             hidden3: LinearConfig::new(512, 128).init(device),
             output: LinearConfig::new(128, if self.objective == Objective::CrossEntropy { 2 } else { 1 }).init(device),
@@ -282,12 +323,32 @@ impl Unreferenced {
         }
     }
 
-    /// Raw outputs `[batch, 2]` (cross-entropy) or `[batch, 1]` (ranking).
-    pub fn forward(&self, query: &Sentences, response: &Sentences) -> Tensor<2> {
+    /// Raw outputs `[batch, 2]` (cross-entropy) or `[batch, 1]` (ranking). `knowledge` is read
+    /// by a model with the knowledge channel (absent, or absent for a triple: the learned "no
+    /// knowledge" vector) and ignored by one without.
+    pub fn forward(&self, query: &Sentences, response: &Sentences, knowledge: Option<&Sentences>) -> Tensor<2> {
         let (q, r) = (self.encode(query), self.encode(response));
-        let [batch, _] = q.dims();
+        let [batch, d] = q.dims();
         let quadratic = (q.clone().matmul(self.bilinear.val()) * r.clone()).sum_dim(1).reshape([batch, 1]);
-        let h = Tensor::cat(vec![q, quadratic, r], 1);
+        let mut parts = vec![q, quadratic, r.clone()];
+        if let Some(branch) = &self.knowledge {
+            let none = branch.none.val().reshape([1, d]);
+            let k = match knowledge {
+                Some(ks) => {
+                    let encoded = self.encode(ks);
+                    match &ks.present {
+                        // Where a triple has no knowledge its (empty) encoding is replaced.
+                        Some(present) => encoded * present.clone() + none * present.clone().neg().add_scalar(1.0),
+                        None => encoded,
+                    }
+                }
+                None => none.repeat_dim(0, batch),
+            };
+            let matched = (k.clone().matmul(branch.bilinear.val()) * r.clone()).sum_dim(1).reshape([batch, 1]);
+            parts.push(matched);
+            parts.push(k * r);
+        }
+        let h = Tensor::cat(parts, 1);
         let h = self.hidden3.forward(self.hidden2.forward(self.hidden1.forward(h).tanh()).tanh()).tanh();
         self.output.forward(h)
     }
@@ -296,8 +357,8 @@ impl Unreferenced {
     /// `σ(logit) = P(related)`) or the ranking head's output (its score is `σ(logit)`).
     /// Scores are computed from logits in f64 by [`score_pairs`], so saturated sigmoids do not
     /// turn into ties.
-    pub fn logit(&self, query: &Sentences, response: &Sentences) -> Tensor<1> {
-        let out = self.forward(query, response);
+    pub fn logit(&self, query: &Sentences, response: &Sentences, knowledge: Option<&Sentences>) -> Tensor<1> {
+        let out = self.forward(query, response, knowledge);
         let [batch, _] = out.dims();
         match self.objective {
             Objective::CrossEntropy => (out.clone().slice([0..batch, 1..2]) - out.slice([0..batch, 0..1])).reshape([batch]),
@@ -305,17 +366,17 @@ impl Unreferenced {
         }
     }
 
-    /// The loss of a batch of triples.
-    pub fn loss(&self, query: &Sentences, positive: &Sentences, negative: &Sentences, margin: f64) -> Tensor<1> {
+    /// The loss of a batch of triples (`knowledge` as in [`Unreferenced::forward`]).
+    pub fn loss(&self, query: &Sentences, positive: &Sentences, negative: &Sentences, knowledge: Option<&Sentences>, margin: f64) -> Tensor<1> {
         match self.objective {
             Objective::CrossEntropy => {
-                let logits = Tensor::cat(vec![self.forward(query, positive), self.forward(query, negative)], 0);
+                let logits = Tensor::cat(vec![self.forward(query, positive, knowledge), self.forward(query, negative, knowledge)], 0);
                 let n = query.lengths.len();
                 let device = logits.device();
                 let labels = Tensor::<1, Int>::cat(vec![Tensor::ones([n], &device), Tensor::zeros([n], &device)], 0);
                 CrossEntropyLoss::new(None, &device).forward(logits, labels)
             }
-            Objective::Ranking => (self.logit(query, negative) - self.logit(query, positive)).add_scalar(margin).clamp_min(0.0).mean(),
+            Objective::Ranking => (self.logit(query, negative, knowledge) - self.logit(query, positive, knowledge)).add_scalar(margin).clamp_min(0.0).mean(),
         }
     }
 }
@@ -333,17 +394,37 @@ fn unreachable_input(pad: &Tensor<2, Bool>) -> Tensor<3> {
 /// # Errors
 /// [`Error::Format`] naming the first text that is not cached.
 pub fn collate(texts: &[&str], cache: &EmbeddingCache, embeddings: Embeddings, span: Span, device: &Device) -> Result<Sentences> {
-    let entries: Vec<CachedText> = texts.iter().map(|t| cache.get(t)?.ok_or_else(|| Error::Format(format!("not in the embedding cache: {t:?}")))).collect::<Result<_>>()?;
+    let entries: Vec<CachedText> = texts.iter().map(|t| cached(cache, t)).collect::<Result<_>>()?;
+    Ok(pad_entries(&entries, None, cache.dim(), embeddings, span, device))
+}
+
+/// As [`collate`], for sentences that may be absent (knowledge): an absent one is an empty
+/// sentence, marked in [`Sentences`] so that the model reads its "absent" input there.
+///
+/// # Errors
+/// As [`collate`].
+pub fn collate_optional(texts: &[Option<&str>], cache: &EmbeddingCache, embeddings: Embeddings, span: Span, device: &Device) -> Result<Sentences> {
+    let entries: Vec<CachedText> = texts.iter().map(|t| t.map_or_else(|| Ok(CachedText { ids: Vec::new(), states: Vec::new() }), |t| cached(cache, t))).collect::<Result<_>>()?;
+    let present: Vec<f32> = texts.iter().map(|t| if t.is_some() { 1.0 } else { 0.0 }).collect();
+    let n = present.len();
+    Ok(pad_entries(&entries, Some(Tensor::from_data(TensorData::new(present, [n, 1]), device)), cache.dim(), embeddings, span, device))
+}
+
+fn cached(cache: &EmbeddingCache, text: &str) -> Result<CachedText> {
+    cache.get(text)?.ok_or_else(|| Error::Format(format!("not in the embedding cache: {text:?}")))
+}
+
+fn pad_entries(entries: &[CachedText], present: Option<Tensor<2>>, dim: usize, embeddings: Embeddings, span: Span, device: &Device) -> Sentences {
     let kept: Vec<std::ops::Range<usize>> = entries.iter().map(|e| span.range(e.ids.len())).collect();
     // An empty entry (no tokens) still takes one padded-in slot, as before.
     let lengths: Vec<usize> = kept.iter().map(|r| r.len().max(1)).collect();
-    let (b, seq, dim) = (texts.len(), lengths.iter().copied().max().unwrap_or(1), cache.dim());
+    let (b, seq) = (entries.len(), lengths.iter().copied().max().unwrap_or(1));
     let mut pad = vec![true; b * seq];
     for (i, &len) in lengths.iter().enumerate() {
         pad[i * seq..i * seq + len].fill(false);
     }
     let pad = Tensor::<2, Bool>::from_data(TensorData::new(pad, [b, seq]), device);
-    Ok(match embeddings {
+    match embeddings {
         Embeddings::Bert => {
             let mut states = vec![0.0_f32; b * seq * dim];
             for (i, (e, r)) in entries.iter().zip(&kept).enumerate() {
@@ -352,7 +433,7 @@ pub fn collate(texts: &[&str], cache: &EmbeddingCache, embeddings: Embeddings, s
                     *slot = v.to_f32();
                 }
             }
-            Sentences { states: Some(Tensor::from_data(TensorData::new(states, [b, seq, dim]), device)), ids: None, pad, lengths }
+            Sentences { states: Some(Tensor::from_data(TensorData::new(states, [b, seq, dim]), device)), ids: None, pad, lengths, present }
         }
         Embeddings::Static => {
             let mut ids = vec![0_i64; b * seq];
@@ -361,9 +442,9 @@ pub fn collate(texts: &[&str], cache: &EmbeddingCache, embeddings: Embeddings, s
                     *slot = i64::from(id);
                 }
             }
-            Sentences { states: None, ids: Some(Tensor::from_data(TensorData::new(ids, [b, seq]), device)), pad, lengths }
+            Sentences { states: None, ids: Some(Tensor::from_data(TensorData::new(ids, [b, seq]), device)), pad, lengths, present }
         }
-    })
+    }
 }
 
 /// One epoch of [`train_unreferenced`].
@@ -395,17 +476,25 @@ struct RuberMeta {
     encoder_id: Option<String>,
 }
 
-/// Scores (query, response) pairs with `model`, 256 at a time.
+/// Scores (query, response) pairs with `model`, 256 at a time; `knowledge` (one per pair, or
+/// empty for none) is read when the model has the knowledge channel.
 ///
 /// # Errors
-/// Texts missing from the cache.
-pub fn score_pairs(model: &Unreferenced, config: &RuberConfig, cache: &EmbeddingCache, pairs: &[(&str, &str)], device: &Device) -> Result<Vec<f64>> {
+/// Texts missing from the cache; [`Error::Config`] for a `knowledge` of another length.
+pub fn score_pairs(model: &Unreferenced, config: &RuberConfig, cache: &EmbeddingCache, pairs: &[(&str, &str)], knowledge: &[Option<&str>], device: &Device) -> Result<Vec<f64>> {
+    if !knowledge.is_empty() && knowledge.len() != pairs.len() {
+        return Err(Error::Config(format!("{} knowledge texts for {} pairs", knowledge.len(), pairs.len())));
+    }
     let mut out = Vec::with_capacity(pairs.len());
-    for chunk in pairs.chunks(256) {
+    for (c, chunk) in pairs.chunks(256).enumerate() {
         let (q, r): (Vec<&str>, Vec<&str>) = chunk.iter().copied().unzip();
         let q = collate(&q, cache, config.embeddings, config.query_span(), device)?;
         let r = collate(&r, cache, config.embeddings, config.response_span(), device)?;
-        let logits = model.logit(&q, &r).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("scores: {e:?}")))?;
+        let k = match (config.knowledge, knowledge.is_empty()) {
+            (true, false) => Some(collate_optional(&knowledge[c * 256..c * 256 + chunk.len()], cache, config.embeddings, config.knowledge_span(), device)?),
+            _ => None,
+        };
+        let logits = model.logit(&q, &r, k.as_ref()).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("scores: {e:?}")))?;
         out.extend(logits.into_iter().map(|l| 1.0 / (1.0 + (-f64::from(l)).exp())));
     }
     Ok(out)
@@ -448,6 +537,7 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
         (model, optim, state) = checkpoint.load(model, optim)?;
     }
     let dev_pairs: Vec<(&str, &str)> = dev.iter().flat_map(|t| [(t.query.as_str(), t.positive.as_str()), (t.query.as_str(), t.negative.as_str())]).collect();
+    let dev_knowledge: Vec<Option<&str>> = dev.iter().flat_map(|t| [t.knowledge.as_deref(); 2]).collect();
     let dev_labels: Vec<u8> = dev.iter().flat_map(|_| [1, 0]).collect();
     let mut logs = Vec::new();
     let log_path = dir.join("log.jsonl");
@@ -461,14 +551,20 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
             let q = collate(&pick(|t| &t.query), cache, config.embeddings, config.query_span(), &device)?;
             let p = collate(&pick(|t| &t.positive), cache, config.embeddings, config.response_span(), &device)?;
             let n = collate(&pick(|t| &t.negative), cache, config.embeddings, config.response_span(), &device)?;
-            let loss = model.loss(&q, &p, &n, config.margin);
+            let k = if config.knowledge {
+                let texts: Vec<Option<&str>> = chunk.iter().map(|&i| train[i].knowledge.as_deref()).collect();
+                Some(collate_optional(&texts, cache, config.embeddings, config.knowledge_span(), &device)?)
+            } else {
+                None
+            };
+            let loss = model.loss(&q, &p, &n, k.as_ref(), config.margin);
             total += f64::from(loss.clone().into_scalar::<f32>());
             let grads = GradientsParams::from_grads(loss.backward(), &model);
             model = optim.step(state.lr, model, grads);
             progress(epoch, step + 1, steps);
         }
         let valid = model.valid();
-        let scores = score_pairs(&valid, config, cache, &dev_pairs, &plain)?;
+        let scores = score_pairs(&valid, config, cache, &dev_pairs, &dev_knowledge, &plain)?;
         let auc = roc_auc(&scores, &dev_labels).map_err(Error::DevSet)?;
         let log =
             RuberEpoch { epoch, train_loss: total / steps as f64, dev_auc: auc, dev_accuracy: accuracy(&scores, &dev_labels).unwrap_or(0.0), lr: state.lr, seconds: started.elapsed().as_secs_f64() };
@@ -506,18 +602,29 @@ impl RuberScorer {
         Ok(Self { model, config: meta.config, device, encoder: (meta.encoder_id, meta.encoder_dim) })
     }
 
-    /// Relatedness of each (query, response) pair; every text must be in `cache`.
+    /// Relatedness of each (query, response) pair; every text must be in `cache`. A model with
+    /// the knowledge channel reads its "no knowledge" input for every pair.
     ///
     /// # Errors
     /// Texts missing from the cache.
     pub fn score(&self, cache: &EmbeddingCache, pairs: &[(&str, &str)]) -> Result<Vec<f64>> {
+        self.score_grounded(cache, pairs, &[])
+    }
+
+    /// As [`RuberScorer::score`], with each pair's knowledge (`None`: the pair has none; an
+    /// empty slice: none has), read when the model has the knowledge channel
+    /// ([`RuberConfig::knowledge`]); the knowledge texts must be in `cache` too.
+    ///
+    /// # Errors
+    /// Texts missing from the cache, a knowledge slice of another length than `pairs`.
+    pub fn score_grounded(&self, cache: &EmbeddingCache, pairs: &[(&str, &str)], knowledge: &[Option<&str>]) -> Result<Vec<f64>> {
         let (id, dim) = &self.encoder;
         let mismatch = cache.dim() != *dim || matches!((id.as_deref(), cache.encoder_id()), (Some(a), Some(b)) if a != b);
         if mismatch {
             let name = |id: &Option<String>, dim: usize| format!("{} ({dim} dims)", id.as_deref().unwrap_or("unrecorded"));
             return Err(Error::EncoderMismatch { expected: name(id, *dim), found: name(&cache.encoder_id().map(str::to_owned), cache.dim()) });
         }
-        score_pairs(&self.model, &self.config, cache, pairs, &self.device)
+        score_pairs(&self.model, &self.config, cache, pairs, knowledge, &self.device)
     }
 }
 

@@ -42,7 +42,7 @@ fn task(cache: &mut EmbeddingCache, n: usize, seed: u64) -> Vec<Triple> {
         .map(|i| {
             let k = rng.below(TOPICS);
             let other = (k + 1 + rng.below(TOPICS - 1)) % TOPICS;
-            Triple { query: synthetic(cache, &mut rng, k, 3 * i), positive: synthetic(cache, &mut rng, k, 3 * i + 1), negative: synthetic(cache, &mut rng, other, 3 * i + 2) }
+            Triple { query: synthetic(cache, &mut rng, k, 3 * i), positive: synthetic(cache, &mut rng, k, 3 * i + 1), negative: synthetic(cache, &mut rng, other, 3 * i + 2), knowledge: None }
         })
         .collect()
 }
@@ -167,5 +167,60 @@ fn resume_reaches_the_uninterrupted_result() {
     for (a, b) in whole[1..].iter().zip(&rest) {
         assert_eq!((a.epoch, a.train_loss, a.dev_auc), (b.epoch, b.train_loss, b.dev_auc));
     }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Triples whose query says nothing (a topic-free sentence) and whose knowledge names the topic
+/// the positive shares and the negative does not; every fourth has no knowledge.
+fn grounded_task(cache: &mut EmbeddingCache, n: usize, seed: u64) -> Vec<Triple> {
+    let mut rng = SplitMix64(seed);
+    (0..n)
+        .map(|i| {
+            let k = rng.below(TOPICS);
+            let other = (k + 1 + rng.below(TOPICS - 1)) % TOPICS;
+            let query = format!("say something {i} {seed}");
+            let ids: Vec<u32> = vec![3, 3];
+            let states = (0..2 * DIM).map(|_| half::f16::from_f32((rng.unit() as f32 - 0.5) * 0.6)).collect();
+            cache.insert(&query, CachedText { ids, states }).unwrap();
+            let knowledge = (i % 4 != 3).then(|| synthetic(cache, &mut rng, k, 4 * i + 1_000_000 * (seed as usize + 1)));
+            Triple { query, positive: synthetic(cache, &mut rng, k, 4 * i + 1), negative: synthetic(cache, &mut rng, other, 4 * i + 2), knowledge }
+        })
+        .collect()
+}
+
+#[test]
+fn the_knowledge_channel_learns_what_only_the_knowledge_tells_and_scores_without_it() {
+    let _serial = serial();
+    let dir = temp("knowledge");
+    let mut cache = EmbeddingCache::open(&dir.join("cache.bin"), DIM).unwrap();
+    let train = grounded_task(&mut cache, 384, 6);
+    let dev = grounded_task(&mut cache, 64, 7);
+    let base = RuberConfig { representation: Representation::MeanPool, epochs: 10, patience: 10, batch_size: 16, ..RuberConfig::default() };
+    let best = |config: &RuberConfig, name: &str| {
+        let logs = train_unreferenced(&train, &dev, &cache, 40, config, &dir.join(name), &|_, _, _| {}).unwrap();
+        logs.iter().map(|l| l.dev_auc).fold(0.0, f64::max)
+    };
+    let with = best(&RuberConfig { knowledge: true, ..base.clone() }, "with");
+    let without = best(&base, "without");
+    eprintln!("dev AUC with knowledge {with}, without {without}");
+    // The query carries no signal: without the channel the model guesses.
+    assert!(with > 0.75, "with knowledge: {with}");
+    assert!(without < 0.65, "without knowledge: {without}");
+    let scorer = RuberScorer::load(&dir.join("with"), Device::flex()).unwrap();
+    assert!(scorer.config.knowledge);
+    let pairs: Vec<(&str, &str)> = dev.iter().map(|t| (t.query.as_str(), t.positive.as_str())).collect();
+    let knowledge: Vec<Option<&str>> = dev.iter().map(|t| t.knowledge.as_deref()).collect();
+    let grounded = scorer.score_grounded(&cache, &pairs, &knowledge).unwrap();
+    // No knowledge at all reads the learned "no knowledge" input: finite scores, other values.
+    let bare = scorer.score(&cache, &pairs).unwrap();
+    assert!(bare.iter().chain(&grounded).all(|s| (0.0..=1.0).contains(s)));
+    assert_ne!(bare, grounded);
+    // A pair without knowledge scores the same whether the others have theirs or not.
+    for (i, k) in knowledge.iter().enumerate() {
+        if k.is_none() {
+            assert!((bare[i] - grounded[i]).abs() < 1e-6, "item {i}: {} vs {}", bare[i], grounded[i]);
+        }
+    }
+    assert!(scorer.score_grounded(&cache, &pairs, &knowledge[1..]).is_err());
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -95,6 +95,7 @@ fn one_class_dev_set_is_a_typed_error() {
         kind,
         context_amr: vec![None],
         response_amr: None,
+        knowledge: None,
     };
     let train_pairs: Vec<TrainingPair> = (0..8).map(|i| pair(i, if i % 2 == 0 { PairKind::Positive } else { PairKind::RandomNegative })).collect();
     let dev_pairs: Vec<TrainingPair> = (8..12).map(|i| pair(i, PairKind::Positive)).collect();

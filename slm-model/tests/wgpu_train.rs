@@ -100,7 +100,7 @@ fn ruber_training_and_scoring_on_wgpu_match_flex() {
         let states = ids.iter().flat_map(|&id| (0..8).map(move |d| half::f16::from_f32(((id as f32) * 0.37 + d as f32 * 0.11).sin()))).collect();
         cache.insert(t, CachedText { ids, states }).unwrap();
     }
-    let triple = |q: usize| Triple { query: texts[q].clone(), positive: texts[(q + 7) % 60].clone(), negative: texts[(q + 30) % 60].clone() };
+    let triple = |q: usize| Triple { query: texts[q].clone(), positive: texts[(q + 7) % 60].clone(), negative: texts[(q + 30) % 60].clone(), knowledge: None };
     let train_t: Vec<Triple> = (0..40).map(triple).collect();
     let dev_t: Vec<Triple> = (40..60).map(triple).collect();
     let config = |compute| RuberConfig { embeddings: Embeddings::Bert, epochs: 2, batch_size: 8, max_tokens: 8, seed: 2, compute, ..RuberConfig::default() };

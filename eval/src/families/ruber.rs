@@ -78,11 +78,14 @@ impl MetricFamily for BertRuberFamily {
             return Ok(FamilyOutput::NoneScored { reason: "no responses".into(), notes: Vec::new() });
         }
         let queries: Vec<String> = items.iter().map(|i| self.scorer.config.query(&i.context.iter().map(|t| t.text.as_str()).collect::<Vec<_>>())).collect();
-        let texts: Vec<&str> = queries.iter().map(String::as_str).chain(items.iter().map(response)).collect();
+        // A model with the knowledge channel reads each item's persona or knowledge (an item
+        // without reads the model's "no knowledge" input).
+        let knowledge: Vec<Option<&str>> = if self.scorer.config.knowledge { items.iter().map(|i| i.knowledge.as_deref()).collect() } else { Vec::new() };
+        let texts: Vec<&str> = queries.iter().map(String::as_str).chain(items.iter().map(response)).chain(knowledge.iter().flatten().copied()).collect();
         let pairs: Vec<(&str, &str)> = queries.iter().map(String::as_str).zip(items.iter().map(response)).collect();
         let unreferenced = self.cache.with(|cache| {
             cache.fill(&self.encoder, &texts, progress)?;
-            Ok(self.scorer.score(cache, &pairs)?)
+            Ok(self.scorer.score_grounded(cache, &pairs, &knowledge)?)
         })?;
         let n = items.len();
         let with_response: Vec<usize> = (0..n).filter(|&i| items[i].response.is_some()).collect();

@@ -21,6 +21,7 @@ pub fn slm_pair(item: &DialogueItem, turns: usize) -> TrainingPair {
         kind: PairKind::Positive,
         context_amr: context.iter().map(|t| t.amr.clone()).collect(),
         response_amr: item.response.as_ref().and_then(|r| r.amr.clone()),
+        knowledge: item.knowledge.clone(),
     }
 }
 

@@ -126,7 +126,7 @@ pub fn mix_triples(pairs: &[TrainingPair], config: &RuberConfig) -> Vec<Triple> 
         if !negatives.is_empty() {
             for (k, p) in positives.iter().enumerate() {
                 let n = negatives[k % negatives.len()];
-                out.push(Triple { query: config.query(&p.context), positive: p.response.clone(), negative: n.response.clone() });
+                out.push(Triple { query: config.query(&p.context), positive: p.response.clone(), negative: n.response.clone(), knowledge: p.knowledge.clone() });
             }
         }
         start = end;
@@ -138,7 +138,7 @@ pub fn mix_triples(pairs: &[TrainingPair], config: &RuberConfig) -> Vec<Triple> 
 /// (DailyDialog++'s released negatives).
 pub fn random_negative_triples(context: &ddpp::DdppContext, config: &RuberConfig) -> impl Iterator<Item = Triple> {
     let query = config.query(&context.context);
-    context.positives.iter().zip(&context.random_negatives).map(move |(p, n)| Triple { query: query.clone(), positive: p.clone(), negative: n.clone() })
+    context.positives.iter().zip(&context.random_negatives).map(move |(p, n)| Triple { query: query.clone(), positive: p.clone(), negative: n.clone(), knowledge: None })
 }
 
 /// One triple per positive: a positive of another context, drawn with `seed`, is its negative.
@@ -155,7 +155,7 @@ pub fn sampled_triples(contexts: &[ddpp::DdppContext], config: &RuberConfig, see
             if other == k || donor.is_empty() {
                 continue;
             }
-            out.push(Triple { query: config.query(&c.context), positive: p.clone(), negative: donor[rng.below(donor.len())].clone() });
+            out.push(Triple { query: config.query(&c.context), positive: p.clone(), negative: donor[rng.below(donor.len())].clone(), knowledge: None });
         }
     }
     out
