@@ -105,6 +105,9 @@ struct TrainArgs {
     /// scoring reads an item's persona or knowledge).
     #[arg(long, value_enum, default_value_t = YesNo::No)]
     knowledge: YesNo,
+    /// Share of training steps a triple's knowledge is withheld (it reads the no-knowledge input).
+    #[arg(long, default_value_t = 0.0)]
+    knowledge_dropout: f64,
     /// Epochs.
     #[arg(long, default_value_t = 10)]
     epochs: usize,
@@ -150,6 +153,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 query_turns: t.query_turns,
                 query_last_tokens: t.query_last_tokens,
                 knowledge: t.knowledge.yes(),
+                knowledge_dropout: t.knowledge_dropout,
                 compute: args.device,
                 ..RuberConfig::default()
             };

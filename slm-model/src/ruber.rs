@@ -109,6 +109,11 @@ pub struct RuberConfig {
     /// Token states read from a knowledge text (its first ones).
     #[serde(default = "default_knowledge_tokens")]
     pub knowledge_tokens: usize,
+    /// Probability that a training triple's knowledge is withheld for a step (the model reads
+    /// its "no knowledge" input instead), so that the query–response path keeps learning on
+    /// grounded data and items without knowledge are scored as well as before.
+    #[serde(default)]
+    pub knowledge_dropout: f64,
     /// Epochs at most.
     pub epochs: usize,
     /// Triples per step.
@@ -141,6 +146,7 @@ impl Default for RuberConfig {
             query_last_tokens: None,
             knowledge: false,
             knowledge_tokens: default_knowledge_tokens(),
+            knowledge_dropout: 0.0,
             epochs: 10,
             batch_size: 64,
             lr: 1e-3,
@@ -510,6 +516,9 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
     if train.is_empty() || dev.is_empty() || config.batch_size == 0 {
         return Err(Error::Config("need training and dev triples and batch_size > 0".into()));
     }
+    if !(0.0..1.0).contains(&config.knowledge_dropout) {
+        return Err(Error::Config(format!("knowledge_dropout must be in [0, 1), got {}", config.knowledge_dropout)));
+    }
     let checkpoint = Checkpoint::open(dir)?;
     let meta = RuberMeta { config: config.clone(), encoder_dim: cache.dim(), vocab, encoder_id: cache.encoder_id().map(str::to_owned) };
     let resume = checkpoint.exists();
@@ -552,7 +561,8 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
             let p = collate(&pick(|t| &t.positive), cache, config.embeddings, config.response_span(), &device)?;
             let n = collate(&pick(|t| &t.negative), cache, config.embeddings, config.response_span(), &device)?;
             let k = if config.knowledge {
-                let texts: Vec<Option<&str>> = chunk.iter().map(|&i| train[i].knowledge.as_deref()).collect();
+                let withheld = crate::train::withheld(chunk.len(), config.knowledge_dropout, config.seed, epoch, step);
+                let texts: Vec<Option<&str>> = chunk.iter().enumerate().map(|(j, &i)| train[i].knowledge.as_deref().filter(|_| !withheld.get(j).copied().unwrap_or(false))).collect();
                 Some(collate_optional(&texts, cache, config.embeddings, config.knowledge_span(), &device)?)
             } else {
                 None

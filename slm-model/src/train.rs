@@ -325,7 +325,7 @@ fn batches_by_graph(order: &[usize], examples: &[Example], batch_size: usize, se
 
 /// Which examples of a step have their graphs withheld: a seeded draw per example from
 /// `(seed, epoch, step)`, so a resumed run withholds the same ones.
-fn withheld(n: usize, p: f64, seed: u64, epoch: usize, step: usize) -> Vec<bool> {
+pub(crate) fn withheld(n: usize, p: f64, seed: u64, epoch: usize, step: usize) -> Vec<bool> {
     if p <= 0.0 {
         return Vec::new();
     }

@@ -222,5 +222,10 @@ fn the_knowledge_channel_learns_what_only_the_knowledge_tells_and_scores_without
         }
     }
     assert!(scorer.score_grounded(&cache, &pairs, &knowledge[1..]).is_err());
+    // Withholding knowledge for half the steps still learns it; withholding it always is refused.
+    let dropped = best(&RuberConfig { knowledge: true, knowledge_dropout: 0.5, ..base.clone() }, "dropout");
+    assert!(dropped > 0.75, "with knowledge dropout: {dropped}");
+    let never = train_unreferenced(&train, &dev, &cache, 40, &RuberConfig { knowledge: true, knowledge_dropout: 1.0, ..base.clone() }, &dir.join("never"), &|_, _, _| {});
+    assert!(never.unwrap_err().to_string().contains("knowledge_dropout"));
     std::fs::remove_dir_all(&dir).ok();
 }
