@@ -5,7 +5,8 @@
 //!
 //! [`COMBINED`] = mean of the ranks of [`COMBINED_PARTS`]: the SLM, BERT-RUBER's unreferenced
 //! score and Greedy Matching. An item without a reference (FED, a human response) is scored by
-//! its reference-free parts alone. The rule was chosen once among six candidates on
+//! its reference-free parts alone, and so is a corpus without any (its embedding family runs
+//! and scores nothing); a part whose family was left out (`--skip`) leaves the combination out. The rule was chosen once among six candidates on
 //! USR-PersonaChat and FED together (best mean Spearman with Overall over the two sets; see the
 //! README) and is frozen: it takes no parameter.
 //!
@@ -23,6 +24,9 @@ pub const COMBINED: &str = "Combined";
 
 /// The metrics [`COMBINED`] averages, by rank.
 pub const COMBINED_PARTS: [&str; 3] = ["SLM", "BERT-RUBER-unref", "Greedy-Matching"];
+
+/// The families that make [`COMBINED_PARTS`], in the same order.
+pub const COMBINED_FAMILIES: [&str; 3] = ["slm", "bert_ruber", "embedding"];
 
 /// Each defined cell's average rank among the defined cells, divided by their count (in
 /// (0, 1]); undefined cells stay undefined.
@@ -50,16 +54,22 @@ pub fn mean_of_ranks(parts: &[&Column], items: usize) -> Vec<Option<f64>> {
 }
 
 /// `table` with the [`COMBINED`] column computed from its parts and put last (replacing one
-/// already there, as a merged table of shards has), when every part is in the table;
-/// otherwise `table` without it (a combination of fewer parts would be another metric under
+/// already there, as a merged table of shards has), when every part's family ran (`ran(family)`,
+/// for [`COMBINED_FAMILIES`]): a part column that is absent although its family ran scored no
+/// item (no references anywhere) and counts as empty. Otherwise, or when no item has a part,
+/// `table` without it (a combination of fewer parts by choice would be another metric under
 /// the same name).
 ///
 /// # Errors
 /// None in practice: the column has the table's length and finite values.
-pub fn with_combined(table: ScoreTable) -> Result<ScoreTable> {
+pub fn with_combined(table: ScoreTable, ran: impl Fn(&str) -> bool) -> Result<ScoreTable> {
     let name = MetricName::new(COMBINED);
-    let parts: Option<Vec<&Column>> = COMBINED_PARTS.iter().map(|p| table.column(&MetricName::new(*p))).collect();
-    let combined = parts.map(|parts| Column::new(COMBINED, mean_of_ranks(&parts, table.items())));
+    let combined = if COMBINED_FAMILIES.iter().all(|f| ran(f)) {
+        let parts: Vec<&Column> = COMBINED_PARTS.iter().filter_map(|p| table.column(&MetricName::new(*p))).collect();
+        Some(Column::new(COMBINED, mean_of_ranks(&parts, table.items()))).filter(|c| c.values.iter().any(Option::is_some))
+    } else {
+        None
+    };
     let mut out = ScoreTable::new(table.items());
     for column in table.into_columns().into_iter().filter(|c| c.metric != name) {
         out.push(column)?;
@@ -94,7 +104,8 @@ mod tests {
         for c in [slm.clone(), unref.clone(), greedy] {
             table.push(c).unwrap();
         }
-        let out = with_combined(table).unwrap();
+        let all = |_: &str| true;
+        let out = with_combined(table, all).unwrap();
         let combined = out.column(&MetricName::new(COMBINED)).unwrap();
         // ranks: SLM 1, 1/3, 2/3; unref 2/3, 1/3, 1; greedy 1/2, 1 (of two).
         let want = [(1.0 + 2.0 / 3.0 + 0.5) / 3.0, (1.0 / 3.0 + 1.0 / 3.0 + 1.0) / 3.0, (2.0 / 3.0 + 1.0) / 2.0];
@@ -104,13 +115,22 @@ mod tests {
         assert_eq!(combined.values[3], None, "an item with no part has no combined score");
         assert_eq!(out.metrics().last().map(MetricName::as_str), Some(COMBINED));
         // Computed again (a merge): replaced, not duplicated, and the same.
-        let again = with_combined(out.clone()).unwrap();
+        let again = with_combined(out.clone(), all).unwrap();
         assert_eq!(again, out);
-        // Without a part column: no combined column, and a stale one is dropped.
+        // A part's family left out: no combined column, and a stale one is dropped.
         let mut partial = ScoreTable::new(4);
-        partial.push(slm).unwrap();
-        partial.push(unref).unwrap();
+        partial.push(slm.clone()).unwrap();
+        partial.push(unref.clone()).unwrap();
         partial.push(combined.clone()).unwrap();
-        assert!(with_combined(partial).unwrap().column(&MetricName::new(COMBINED)).is_none());
+        assert!(with_combined(partial.clone(), |f| f != "embedding").unwrap().column(&MetricName::new(COMBINED)).is_none());
+        // The embedding family ran but no item had a reference: the reference-free parts alone.
+        let free = with_combined(partial, all).unwrap();
+        let values = &free.column(&MetricName::new(COMBINED)).unwrap().values;
+        assert_eq!(values[0], Some((1.0 + 2.0 / 3.0) / 2.0));
+        assert_eq!(values[3], None);
+        // No item with any part: no column.
+        let mut empty = ScoreTable::new(2);
+        empty.push(column("SLM", &[None, None])).unwrap();
+        assert!(with_combined(empty, all).unwrap().column(&MetricName::new(COMBINED)).is_none());
     }
 }

@@ -268,7 +268,8 @@ impl Pipeline {
                 (Entry::Run(_), None) => {}
             }
         }
-        let table = crate::combination::with_combined(table)?;
+        // A part's family ran when it was added (not left out), even if it scored no item.
+        let table = crate::combination::with_combined(table, |family| self.families.iter().any(|e| matches!(e, Entry::Run(f) if f.name() == family)))?;
         Ok(Scored { table, runs, rows, human: human.finish(), digest: digest.finish() })
     }
 

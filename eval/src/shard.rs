@@ -176,7 +176,10 @@ pub fn merge(ids: &[String], digest: &str, shards: &[ShardScores]) -> Result<(Sc
     }
     #[cfg(feature = "slm")]
     let table = crate::families::ruber::recompute_hybrids(table)?;
-    let table = crate::combination::with_combined(table)?;
+    // The shards' pipelines decided whether the combination applies (every part's family run);
+    // it is computed again over the whole corpus.
+    let combined = first.columns.iter().any(|c| c.metric.as_str() == crate::combination::COMBINED);
+    let table = crate::combination::with_combined(table, |_| combined)?;
     Ok((table, merged_runs(shards)))
 }
 
