@@ -4,8 +4,8 @@
 #
 #   scripts/bundle_models.sh SLM_RUN RUBER_RUN
 #
-# SLM_RUN is a `train_slm` output directory, RUBER_RUN a `bert_ruber train` one; models/README.md
-# says which commands made the shipped ones.
+# SLM_RUN is a `train_slm` output directory, RUBER_RUN a `bert_ruber train` one (`-` keeps the
+# shipped one); models/README.md says which commands made the shipped ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 slm="${1:?usage: scripts/bundle_models.sh SLM_RUN RUBER_RUN}"
@@ -23,5 +23,5 @@ copy() { # copy DEST SRC_DIR FILE...
   echo "$dest: $(du -sh "$dest" | cut -f1)"
 }
 
-copy models/slm "$slm" featurizer.json train.json best/mode.json best/model.bpk log.jsonl test.json
-copy models/bert-ruber "$ruber" ruber.json best/model.bpk log.jsonl test.json
+[ "$slm" = - ] || copy models/slm "$slm" featurizer.json train.json best/mode.json best/model.bpk log.jsonl test.json
+[ "$ruber" = - ] || copy models/bert-ruber "$ruber" ruber.json best/model.bpk log.jsonl test.json
