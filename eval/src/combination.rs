@@ -6,9 +6,10 @@
 //! [`COMBINED`] = mean of the ranks of [`COMBINED_PARTS`]: the SLM, BERT-RUBER's unreferenced
 //! score and Greedy Matching. An item without a reference (FED, a human response) is scored by
 //! its reference-free parts alone, and so is a corpus without any (its embedding family runs
-//! and scores nothing); a part whose family was left out (`--skip`) leaves the combination out. The rule was chosen once among six candidates on
-//! USR-PersonaChat and FED together (best mean Spearman with Overall over the two sets; see the
-//! README) and is frozen: it takes no parameter.
+//! and scores nothing); a part whose family was left out (`--skip`) leaves the combination
+//! out. The rule was chosen once among six candidates on USR-PersonaChat and FED together
+//! (best mean Spearman with Overall over the two sets, with the BERT-RUBER checkpoint shipped
+//! then; see the README) and is frozen: it takes no parameter.
 //!
 //! Like BERT-RUBER's hybrids, the combination is relative to the corpus scored, so it is
 //! computed over the whole table (after every chunk, and again after a merge of shards), never
