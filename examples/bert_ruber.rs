@@ -176,8 +176,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             eprintln!("bert_ruber: {} training triples, {} dev triples", train.len(), dev.len());
             let mut cache = embedding_cache(&encoder)?;
             let texts: Vec<&str> = train.iter().chain(&dev).flat_map(|t| [t.query.as_str(), t.positive.as_str(), t.negative.as_str()].into_iter().chain(t.knowledge.as_deref())).collect();
-            let grounded = train.iter().filter(|t| t.knowledge.is_some()).count();
             if config.knowledge {
+                let grounded = train.iter().filter(|t| t.knowledge.is_some()).count();
                 eprintln!("bert_ruber: {grounded} of {} training triples have knowledge", train.len());
             }
             let bar = Progress::new("embedding");

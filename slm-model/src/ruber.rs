@@ -491,14 +491,17 @@ pub fn score_pairs(model: &Unreferenced, config: &RuberConfig, cache: &Embedding
     if !knowledge.is_empty() && knowledge.len() != pairs.len() {
         return Err(Error::Config(format!("{} knowledge texts for {} pairs", knowledge.len(), pairs.len())));
     }
+    const BATCH: usize = 256;
     let mut out = Vec::with_capacity(pairs.len());
-    for (c, chunk) in pairs.chunks(256).enumerate() {
+    // Empty when no pair has knowledge: then every batch reads the "no knowledge" input.
+    let mut knowledge = knowledge.chunks(BATCH);
+    for chunk in pairs.chunks(BATCH) {
         let (q, r): (Vec<&str>, Vec<&str>) = chunk.iter().copied().unzip();
         let q = collate(&q, cache, config.embeddings, config.query_span(), device)?;
         let r = collate(&r, cache, config.embeddings, config.response_span(), device)?;
-        let k = match (config.knowledge, knowledge.is_empty()) {
-            (true, false) => Some(collate_optional(&knowledge[c * 256..c * 256 + chunk.len()], cache, config.embeddings, config.knowledge_span(), device)?),
-            _ => None,
+        let k = match knowledge.next().filter(|_| config.knowledge) {
+            Some(texts) => Some(collate_optional(texts, cache, config.embeddings, config.knowledge_span(), device)?),
+            None => None,
         };
         let logits = model.logit(&q, &r, k.as_ref()).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("scores: {e:?}")))?;
         out.extend(logits.into_iter().map(|l| 1.0 / (1.0 + (-f64::from(l)).exp())));

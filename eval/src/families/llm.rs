@@ -62,7 +62,8 @@ impl<C: ChatClient> MetricFamily for LlmFamily<C> {
         "llm"
     }
 
-    /// 2: the notes name the unscorable answers (cached with the scores).
+    /// 2: the notes name the unscorable answers (cached with the scores). 3: a Multi call gets
+    /// the completion limit once per criterion, and a cut-off JSON answer is read.
     fn version(&self) -> &'static str {
         "llm/3"
     }
