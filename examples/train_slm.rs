@@ -3,6 +3,7 @@
 //! ```text
 //! cargo run --release --example train_slm -- --data mix|ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only|concat]
 //!     [--text-encoder pretrained|scratch] [--graph-dropout 0.3] [--topical yes|no] [--length-control yes|no] [--contrastive-weight 0.5] [--encoder DIR]
+//!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--context-turns 2]
 //!     [--epochs 5] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
 //! ```
 //! - `mix` (the default): the training mix of `dialeval_datasets::mix` — DailyDialog++ dev + test
@@ -100,6 +101,13 @@ struct Args {
     /// Encoder layers.
     #[arg(long, default_value_t = 2)]
     layers: usize,
+    /// The pretrained head's knowledge channel (mix: trained on the Topical-Chat turns' cited
+    /// Wikipedia sections, so it needs --topical yes; scoring reads an item's persona or knowledge).
+    #[arg(long, value_enum, default_value_t = YesNo::No)]
+    knowledge: YesNo,
+    /// Share of training steps a pair's knowledge is withheld (it reads the no-knowledge input).
+    #[arg(long, default_value_t = 0.0)]
+    knowledge_dropout: f64,
     /// mix: context turns the model reads (the last ones).
     #[arg(long, default_value_t = 2)]
     context_turns: usize,
@@ -137,10 +145,13 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     if args.data != Data::Mix && args.context_turns != 2 {
         return Err("--context-turns applies to --data mix (the other sets are cut to two turns)".into());
     }
+    if args.knowledge.yes() && (args.data != Data::Mix || !args.topical.yes() || text_encoder != TextEncoderKind::Pretrained) {
+        return Err("--knowledge yes needs --data mix --topical yes (the Topical-Chat turns carry the knowledge) and --text-encoder pretrained".into());
+    }
     let (mut train_pairs, mut dev_pairs, mut test_pairs) = match args.data {
         Data::Mix => {
             let topical = dialeval_examples::topical_flag(args.topical).map(|c| dialeval_datasets::pairs::TopicalPairConfig { history: args.context_turns, ..c });
-            let mut config = dialeval_datasets::mix::MixConfig { seed, topical, max_context_turns: args.context_turns, ..Default::default() };
+            let mut config = dialeval_datasets::mix::MixConfig { seed, topical, max_context_turns: args.context_turns, topical_knowledge: args.knowledge.yes(), ..Default::default() };
             if !args.length_control.yes() {
                 // The ablation: DailyDialog++'s negatives as released, uniform sampled negatives.
                 config.ddpp_length_tolerance = None;
@@ -192,6 +203,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     let with_amr = train_pairs.iter().filter(|p| p.response_amr.is_some()).count();
     eprintln!("train_slm: {} training pairs ({with_amr} with response AMR), {} dev pairs, {} test pairs", train_pairs.len(), dev_pairs.len(), test_pairs.len());
+    if args.knowledge.yes() {
+        let grounded = train_pairs.iter().filter(|p| p.knowledge.is_some()).count();
+        eprintln!("train_slm: {grounded} of {} training pairs have knowledge", train_pairs.len());
+    }
     let config = TrainConfig {
         mode,
         epochs: args.epochs,
@@ -204,6 +219,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         graph_dropout: args.graph_dropout,
         text_encoder,
         context_turns: args.context_turns,
+        knowledge: args.knowledge.yes(),
+        knowledge_dropout: args.knowledge_dropout,
         compute: args.device,
         ..TrainConfig::default()
     };
@@ -215,7 +232,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &args.device.device()?)?;
             let mut cache = dialeval_examples::embedding_cache(&encoder)?;
             let bar = dialeval_examples::Progress::new("embedding");
-            dialeval_eval::models::fill_pair_texts(&mut cache, &encoder, &[&train_pairs, &dev_pairs, &test_pairs], &|d, t| bar.update(d, t))?;
+            dialeval_eval::models::fill_pair_texts(&mut cache, &encoder, &[&train_pairs, &dev_pairs, &test_pairs], args.knowledge.yes(), &|d, t| bar.update(d, t))?;
             bar.finish();
             (Some(encoder), Some(cache))
         }

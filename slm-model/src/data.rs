@@ -13,7 +13,7 @@ use dialeval_datasets::pairs::TrainingPair;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::model::{GraphBatch, SlmBatch, TextEncoderKind, pair_features};
+use crate::model::{GraphBatch, KnowledgeBatch, SlmBatch, TextEncoderKind, pair_features};
 
 /// Frozen sentence vectors looked up by text: what the SLM's pretrained head reads.
 pub trait SentenceVectors {
@@ -221,6 +221,9 @@ pub struct Example {
     /// `[c; r; c ⊙ r; |c − r|]` of the pretrained sentence vectors (empty for the scratch text
     /// encoder).
     pub text_features: Vec<f32>,
+    /// The sentence vector of the pair's knowledge or persona, for a featuriser with the
+    /// knowledge channel (`None`: the pair has none, or the featuriser does not read it).
+    pub knowledge: Option<Vec<f32>>,
     /// Whether the pair has the AMR of its response or of a context turn.
     pub has_graph: bool,
 }
@@ -244,6 +247,10 @@ pub struct Featurizer {
     /// `None` for the scratch text encoder (see [`Featurizer::text_encoder`]).
     #[serde(default)]
     pub encoder: Option<(String, usize)>,
+    /// Whether the pretrained head reads the pairs' knowledge (its sentence vector); models
+    /// saved before the channel existed read none.
+    #[serde(default)]
+    pub knowledge: bool,
 }
 
 /// The Graph-Transformer input of a PENMAN string, or `None` when it does not parse.
@@ -267,7 +274,7 @@ impl Featurizer {
         let texts = pairs.iter().flat_map(|p| p.context.iter().map(String::as_str).chain(std::iter::once(p.response.as_str())));
         let tokenizer = WordPieceTokenizer::train(texts, 8_000, 2)?;
         let graphs: Vec<GraphInput> = pairs.iter().flat_map(|p| p.context_amr.iter().flatten().chain(p.response_amr.iter())).filter_map(|g| graph_input(g, max_path)).collect();
-        Ok(Self { tokenizer, concepts: Vocab::concepts(&graphs, 1), labels: Vocab::path_labels(&graphs, 1), max_len, max_nodes, max_path, encoder: None })
+        Ok(Self { tokenizer, concepts: Vocab::concepts(&graphs, 1), labels: Vocab::path_labels(&graphs, 1), max_len, max_nodes, max_path, encoder: None, knowledge: false })
     }
 
     /// Where the sentence representation comes from: the pretrained head when an encoder is
@@ -280,6 +287,18 @@ impl Featurizer {
     pub fn with_pretrained(mut self, vectors: &dyn SentenceVectors) -> Self {
         self.encoder = Some((vectors.encoder_id().to_owned(), vectors.dim()));
         self
+    }
+
+    /// Switches on the knowledge channel of the pretrained head.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for the scratch text encoder, which has no knowledge channel.
+    pub fn with_knowledge(mut self) -> Result<Self> {
+        if self.encoder.is_none() {
+            return Err(Error::Config("the knowledge channel belongs to the pretrained text head (--text-encoder pretrained)".into()));
+        }
+        self.knowledge = true;
+        Ok(self)
     }
 
     /// Checks that `vectors` come from the encoder this featuriser was fitted with (always true
@@ -312,6 +331,9 @@ impl Featurizer {
             let context = context_text(pair);
             let look_up = |t: &str| v.vector(t).ok_or_else(|| Error::MissingVector(t.to_owned()));
             example.text_features = pair_features(&look_up(&context)?, &look_up(&pair.response)?);
+            if self.knowledge {
+                example.knowledge = pair.knowledge.as_deref().filter(|k| !k.trim().is_empty()).map(look_up).transpose()?;
+            }
         }
         Ok(example)
     }
@@ -397,6 +419,7 @@ impl Featurizer {
             response: self.graph(&[pair.response_amr.as_deref()]),
             label: pair.label(),
             text_features: Vec::new(),
+            knowledge: None,
             has_graph: pair.response_amr.is_some() || pair.context_amr.iter().any(Option::is_some),
         }
     }
@@ -411,6 +434,13 @@ impl Featurizer {
     /// gated model learns to score items with partial or no AMR. Examples beyond
     /// `withheld.len()` keep their graphs.
     pub fn collate_withheld(&self, examples: &[&Example], withheld: &[bool], device: &Device) -> SlmBatch {
+        self.collate_parts(examples, withheld, &[], device)
+    }
+
+    /// As [`Featurizer::collate_withheld`], and with the knowledge of the examples flagged in
+    /// `knowledge_withheld` replaced by the "no knowledge" input (how the knowledge channel
+    /// learns to score items without it; examples beyond its length keep theirs).
+    pub fn collate_parts(&self, examples: &[&Example], withheld: &[bool], knowledge_withheld: &[bool], device: &Device) -> SlmBatch {
         let batch = examples.len();
         let seq = examples.iter().map(|e| e.tokens.len()).max().unwrap_or(1).max(1);
         let mut tokens = vec![PAD as i64; batch * seq];
@@ -454,8 +484,21 @@ impl Featurizer {
             let flat: Vec<f32> = examples.iter().flat_map(|e| e.text_features.iter().copied()).collect();
             Tensor::<2>::from_data(TensorData::new(flat, [batch, width]), device)
         });
+        let knowledge = (self.knowledge && text_features.is_some()).then(|| {
+            let dim = width / 4;
+            let mut vectors = vec![0.0_f32; batch * dim];
+            let mut present = vec![0.0_f32; batch];
+            for (b, e) in examples.iter().enumerate() {
+                if let Some(k) = e.knowledge.as_ref().filter(|k| k.len() == dim && !knowledge_withheld.get(b).copied().unwrap_or(false)) {
+                    vectors[b * dim..(b + 1) * dim].copy_from_slice(k);
+                    present[b] = 1.0;
+                }
+            }
+            KnowledgeBatch { vectors: Tensor::<2>::from_data(TensorData::new(vectors, [batch, dim]), device), present: Tensor::<2>::from_data(TensorData::new(present, [batch, 1]), device) }
+        });
         SlmBatch {
             text_features,
+            knowledge,
             tokens: Tensor::<2, Int>::from_data(TensorData::new(tokens, [batch, seq]), device),
             segments: Tensor::<2, Int>::from_data(TensorData::new(segments, [batch, seq]), device),
             pad: Tensor::<2, Bool>::from_data(TensorData::new(pad, [batch, seq]), device),

@@ -13,6 +13,7 @@
 //! - [`Slm`]: the gate `g = σ(W_G[H_S; H_A] + b_G)`, `Ĥ = g ⊙ H_S + (1 − g) ⊙ H_A`, a linear layer
 //!   and softmax giving `P(positive)`; plus the loss: cross-entropy and the contrastive term.
 
+use burn::module::{Param, ParamId};
 use burn::nn::loss::CrossEntropyLoss;
 use burn::nn::transformer::{TransformerEncoder, TransformerEncoderConfig, TransformerEncoderInput};
 use burn::nn::{Embedding, EmbeddingConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
@@ -55,36 +56,78 @@ pub struct PretrainedHeadConfig {
     /// Dropout on the input features.
     #[config(default = 0.1)]
     pub dropout: f64,
+    /// The knowledge channel: the response's relation to the item's knowledge or persona
+    /// (`[k ⊙ r; |k − r|]` of their sentence vectors) enters the head too, and an item without
+    /// knowledge reads a learned "no knowledge" vector in place of `k`.
+    #[config(default = false)]
+    pub knowledge: bool,
 }
 
 /// `H_S = tanh(W₂ gelu(W₁ [c; r; c ⊙ r; |c − r|]))` over the frozen context vector `c` and
 /// response vector `r`: the interaction terms let a linear layer express the cosine the
-/// pretrained encoder was trained for, and the head learns what else matters.
+/// pretrained encoder was trained for, and the head learns what else matters. With the
+/// knowledge channel the input is `[c; r; c ⊙ r; |c − r|; k ⊙ r; |k − r|]`, `k` the knowledge
+/// vector or, for an item without knowledge, the learned `none`.
 #[derive(Module, Debug)]
 pub struct PretrainedHead {
     hidden: Linear,
     output: Linear,
     dropout: burn::nn::Dropout,
+    /// The learned "no knowledge" vector (`None`: the head has no knowledge channel).
+    none: Option<Param<Tensor<1>>>,
+}
+
+/// The knowledge of a batch, for a head with the knowledge channel.
+#[derive(Debug, Clone)]
+pub struct KnowledgeBatch {
+    /// `[batch, input]` the knowledge sentence vectors (zeros where absent).
+    pub vectors: Tensor<2>,
+    /// `[batch, 1]` 1 where the item has knowledge, 0 where it reads the "no knowledge" vector.
+    pub present: Tensor<2>,
 }
 
 impl PretrainedHeadConfig {
     /// Builds the head on `device`.
     pub fn init(&self, device: &Device) -> PretrainedHead {
+        let scale = (1.0 / self.input as f64).sqrt();
         PretrainedHead {
-            hidden: LinearConfig::new(4 * self.input, 2 * self.d_model).init(device),
+            hidden: LinearConfig::new(if self.knowledge { 6 } else { 4 } * self.input, 2 * self.d_model).init(device),
             output: LinearConfig::new(2 * self.d_model, self.d_model).init(device),
             dropout: burn::nn::DropoutConfig::new(self.dropout).init(),
+            none: self.knowledge.then(|| Param::initialized(ParamId::new(), Tensor::random([self.input], burn::tensor::Distribution::Uniform(-scale, scale), device))),
         }
     }
 }
 
 impl PretrainedHead {
+    /// `knowledge` is read by a head with the knowledge channel (absent: every item reads the
+    /// "no knowledge" vector) and ignored by one without.
+    ///
     /// # Shapes
     /// - `features`: `[batch, 4 × input]` (`[c; r; c ⊙ r; |c − r|]`, see [`pair_features`])
     /// - output: `[batch, d_model]`
-    pub fn forward(&self, features: Tensor<2>) -> Tensor<2> {
+    pub fn forward(&self, features: Tensor<2>, knowledge: Option<&KnowledgeBatch>) -> Tensor<2> {
+        let features = match &self.none {
+            Some(none) => {
+                let [batch, width] = features.dims();
+                let input = width / 4;
+                let r = features.clone().slice([0..batch, input..2 * input]);
+                let none = none.val().reshape([1, input]);
+                let k = match knowledge {
+                    Some(kb) => kb.vectors.clone() * kb.present.clone() + none * kb.present.clone().neg().add_scalar(1.0),
+                    None => none.repeat_dim(0, batch),
+                };
+                Tensor::cat(vec![features, k.clone() * r.clone(), (k - r).abs()], 1)
+            }
+            None => features,
+        };
         let x = self.dropout.forward(features);
         self.output.forward(burn::tensor::activation::gelu(self.hidden.forward(x))).tanh()
+    }
+
+    /// Whether the head has the knowledge channel.
+    pub fn reads_knowledge(&self) -> bool {
+        self.none.is_some()
     }
 }
 
@@ -411,6 +454,8 @@ pub struct SlmBatch {
     /// `[batch, 4 × input]` pair features of the pretrained head (`None` for the scratch text
     /// encoder).
     pub text_features: Option<Tensor<2>>,
+    /// The items' knowledge, for a pretrained head with the knowledge channel.
+    pub knowledge: Option<KnowledgeBatch>,
     /// Context graphs (all context turns merged into one graph input).
     pub context_graph: GraphBatch,
     /// Response graphs.
@@ -439,7 +484,7 @@ impl Slm {
         let zeros = || Tensor::<2>::zeros([b, self.classifier.weight.dims()[0]], &batch.tokens.device());
         let sentence = match (&self.pretrained, &self.text, &batch.text_features) {
             _ if mode == Mode::GraphOnly => zeros(),
-            (Some(head), _, Some(features)) => head.forward(features.clone()),
+            (Some(head), _, Some(features)) => head.forward(features.clone(), batch.knowledge.as_ref()),
             (None, Some(text), _) => text.forward(batch.tokens.clone(), batch.segments.clone(), batch.pad.clone()),
             // A pretrained head without features (or neither encoder) cannot happen for batches
             // of the crate's featuriser, which fills what the model needs; zeros keep the shape.

@@ -73,6 +73,15 @@ pub struct TrainConfig {
     /// [`Scorer::context_turns`]. Models trained before it was recorded read two.
     #[serde(default = "default_context_turns")]
     pub context_turns: usize,
+    /// The pretrained head's knowledge channel: each pair's knowledge or persona
+    /// ([`TrainingPair::knowledge`]) is read through its sentence vector, which `vectors` must
+    /// then hold; a pair without reads the learned "no knowledge" input.
+    #[serde(default)]
+    pub knowledge: bool,
+    /// Probability that a training pair's knowledge is withheld for a step (it reads the "no
+    /// knowledge" input), so the context–response path keeps learning on grounded pairs.
+    #[serde(default)]
+    pub knowledge_dropout: f64,
     /// Where training runs (and the dev predictions of each epoch). Not saved with the run: a
     /// checkpoint resumes on any device ([`crate::compute`] states the tolerance).
     #[serde(skip)]
@@ -112,6 +121,8 @@ impl Default for TrainConfig {
             graph_dropout: 0.0,
             dropout: default_dropout(),
             context_turns: default_context_turns(),
+            knowledge: false,
+            knowledge_dropout: 0.0,
             compute: Compute::Cpu,
         }
     }
@@ -303,7 +314,7 @@ fn model_config(f: &Featurizer, c: &TrainConfig) -> SlmConfig {
         TextEncoderConfig::new(f.tokenizer.len()).with_d_model(c.d_model).with_d_ff(2 * c.d_model).with_n_layers(c.layers).with_max_len(c.max_len).with_dropout(c.dropout),
         GraphEncoderConfig::new(f.concepts.len(), f.labels.len()).with_d_model(c.d_model).with_n_layers(c.layers),
     )
-    .with_pretrained(f.encoder.as_ref().map(|(_, dim)| PretrainedHeadConfig::new(*dim, c.d_model).with_dropout(c.dropout)))
+    .with_pretrained(f.encoder.as_ref().map(|(_, dim)| PretrainedHeadConfig::new(*dim, c.d_model).with_dropout(c.dropout).with_knowledge(f.knowledge)))
     .with_contrastive_weight(c.contrastive_weight)
 }
 
@@ -326,10 +337,20 @@ fn batches_by_graph(order: &[usize], examples: &[Example], batch_size: usize, se
 /// Which examples of a step have their graphs withheld: a seeded draw per example from
 /// `(seed, epoch, step)`, so a resumed run withholds the same ones.
 pub(crate) fn withheld(n: usize, p: f64, seed: u64, epoch: usize, step: usize) -> Vec<bool> {
+    withheld_salted(n, p, seed ^ 0x5EED_6A7F, epoch, step)
+}
+
+/// As [`withheld`], for the knowledge (its own stream, so graphs and knowledge are withheld
+/// independently).
+fn knowledge_withheld(n: usize, p: f64, seed: u64, epoch: usize, step: usize) -> Vec<bool> {
+    withheld_salted(n, p, seed ^ 0x0C0F_FEE5_4B1D, epoch, step)
+}
+
+fn withheld_salted(n: usize, p: f64, salted: u64, epoch: usize, step: usize) -> Vec<bool> {
     if p <= 0.0 {
         return Vec::new();
     }
-    let mut rng = SplitMix64(seed ^ 0x5EED_6A7F ^ ((epoch as u64) << 32) ^ step as u64);
+    let mut rng = SplitMix64(salted ^ ((epoch as u64) << 32) ^ step as u64);
     (0..n).map(|_| rng.unit() < p).collect()
 }
 
@@ -373,7 +394,8 @@ fn predict(model: &Slm, featurizer: &Featurizer, examples: &[Example], mode: Mod
 /// Trains (or resumes training) into `dir`, calling `progress(epoch, step, steps)`.
 /// The best model by dev AUC is kept in `dir/best`. With
 /// [`TextEncoderKind::Pretrained`], `vectors` must hold the sentence vector of every context
-/// ([`crate::data::context_text`]) and response.
+/// ([`crate::data::context_text`]) and response, and with [`TrainConfig::knowledge`] of every
+/// pair's knowledge.
 ///
 /// # Errors
 /// Empty data, invalid settings, missing or mismatched sentence vectors, or files that cannot
@@ -392,6 +414,12 @@ pub fn train(
     if !(0.0..1.0).contains(&config.graph_dropout) {
         return Err(Error::Config(format!("graph_dropout must be in [0, 1), got {}", config.graph_dropout)));
     }
+    if !(0.0..1.0).contains(&config.knowledge_dropout) {
+        return Err(Error::Config(format!("knowledge_dropout must be in [0, 1), got {}", config.knowledge_dropout)));
+    }
+    if config.knowledge && config.text_encoder != TextEncoderKind::Pretrained {
+        return Err(Error::Config("the knowledge channel belongs to the pretrained text head (text_encoder: pretrained)".into()));
+    }
     let checkpoint = Checkpoint::open(dir)?;
     let resume = checkpoint.exists();
     let featurizer: Featurizer = if resume {
@@ -405,6 +433,9 @@ pub fn train(
         if config.text_encoder == TextEncoderKind::Pretrained {
             let Some(v) = vectors else { return Err(Error::Config("the pretrained text encoder needs sentence vectors".into())) };
             f = f.with_pretrained(v);
+            if config.knowledge {
+                f = f.with_knowledge()?;
+            }
         }
         write_json(&dir.join("featurizer.json"), &f)?;
         write_json(&dir.join("train.json"), config)?;
@@ -440,7 +471,9 @@ pub fn train(
         let mut total = 0.0;
         for (step, chunk) in batches.iter().enumerate() {
             let refs: Vec<&Example> = chunk.iter().map(|&i| &train_examples[i]).collect();
-            let batch = featurizer.collate_withheld(&refs, &withheld(refs.len(), config.graph_dropout, config.seed, epoch, step), &device);
+            let graphs_out = withheld(refs.len(), config.graph_dropout, config.seed, epoch, step);
+            let knowledge_out = knowledge_withheld(refs.len(), config.knowledge_dropout, config.seed, epoch, step);
+            let batch = featurizer.collate_parts(&refs, &graphs_out, &knowledge_out, &device);
             let (loss, _) = model.loss(&batch, config.mode);
             total += f64::from(loss.clone().into_scalar::<f32>());
             let grads = GradientsParams::from_grads(loss.backward(), &model);
@@ -498,8 +531,8 @@ impl Scorer {
     }
 
     /// `P(good continuation)` per pair, in order, batched by 64. A model with the pretrained
-    /// text head needs the sentence vectors of every context and response, from the encoder
-    /// it was trained with.
+    /// text head needs the sentence vectors of every context and response (and, with the
+    /// knowledge channel, of each pair's knowledge), from the encoder it was trained with.
     ///
     /// # Errors
     /// [`Error::EncoderMismatch`], [`Error::MissingVector`], or an unreadable model output.

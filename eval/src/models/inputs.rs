@@ -26,14 +26,16 @@ pub fn slm_pair(item: &DialogueItem, turns: usize) -> TrainingPair {
 }
 
 /// Encodes into `cache` every context ([`dialeval_slm_model::data::context_text`]) and response
-/// of the pairs in `parts` not yet there: the texts whose vectors the SLM's pretrained head reads.
+/// of the pairs in `parts` not yet there, and with `knowledge` every pair's knowledge: the texts
+/// whose vectors the SLM's pretrained head reads.
 ///
 /// # Errors
 /// Encoder or cache failures.
-pub fn fill_pair_texts(cache: &mut EmbeddingCache, encoder: &PretrainedEncoder, parts: &[&[TrainingPair]], progress: &dyn Fn(usize, usize)) -> Result<()> {
+pub fn fill_pair_texts(cache: &mut EmbeddingCache, encoder: &PretrainedEncoder, parts: &[&[TrainingPair]], knowledge: bool, progress: &dyn Fn(usize, usize)) -> Result<()> {
     let pairs = || parts.iter().flat_map(|part| part.iter());
     let contexts: Vec<String> = pairs().map(dialeval_slm_model::data::context_text).collect();
-    let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(pairs().map(|p| p.response.as_str())).collect();
+    let knowledge = pairs().filter(|_| knowledge).filter_map(|p| p.knowledge.as_deref()).filter(|k| !k.trim().is_empty());
+    let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(pairs().map(|p| p.response.as_str())).chain(knowledge).collect();
     Ok(cache.fill(encoder, &texts, progress)?)
 }
 
@@ -49,7 +51,7 @@ pub fn score_slm_pairs(scorer: &Scorer, pairs: &[TrainingPair], encoder: Option<
     }
     let (encoder, cache) = encoder.ok_or_else(|| Error::Config("this SLM reads pretrained sentence vectors: fetch all-MiniLM-L6-v2 with scripts/fetch_minilm.sh".into()))?;
     cache.with(|cache| {
-        fill_pair_texts(cache, encoder, &[pairs], progress)?;
+        fill_pair_texts(cache, encoder, &[pairs], scorer.featurizer().knowledge, progress)?;
         Ok(scorer.score(pairs, Some(&CachedSentenceVectors::new(cache, encoder.fingerprint())))?)
     })
 }

@@ -30,6 +30,7 @@ pub fn batch(device: &Device) -> SlmBatch {
     let segments: Vec<i64> = (0..BATCH * SEQ).map(|i| i64::from(i % SEQ >= SEQ / 2)).collect();
     SlmBatch {
         text_features: None,
+        knowledge: None,
         tokens: ints(tokens, [BATCH, SEQ], device),
         segments: ints(segments, [BATCH, SEQ], device),
         pad: Tensor::<2, Bool>::from_data(TensorData::new(pad, [BATCH, SEQ]), device),

@@ -1,0 +1,161 @@
+//! The pretrained head's knowledge channel on a synthetic task that only the knowledge solves:
+//! a positive response lies near its pair's knowledge vector, a negative near another topic's,
+//! and context and responses alone carry no signal. The channel learns it (and still does with
+//! knowledge dropout), a pair without knowledge reads the "no knowledge" input whatever the
+//! rest of its batch has, and misuse is a typed error.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use dialeval_common::SplitMix64;
+use dialeval_datasets::pairs::{PairKind, TrainingPair};
+use dialeval_slm_model::Error;
+use dialeval_slm_model::data::SentenceVectors;
+use dialeval_slm_model::model::{Mode, TextEncoderKind};
+use dialeval_slm_model::train::{Scorer, TrainConfig, roc_auc, train};
+
+/// burn's device seed is process-wide: the trainings here run one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const DIM: usize = 16;
+
+/// Sentence vectors held in memory.
+#[derive(Default)]
+struct Table(HashMap<String, Vec<f32>>);
+
+impl SentenceVectors for Table {
+    fn dim(&self) -> usize {
+        DIM
+    }
+    fn encoder_id(&self) -> &str {
+        "synthetic"
+    }
+    fn vector(&self, text: &str) -> Option<Vec<f32>> {
+        self.0.get(text).cloned()
+    }
+}
+
+fn unit(v: Vec<f32>) -> Vec<f32> {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+    v.into_iter().map(|x| x / n).collect()
+}
+
+fn random(rng: &mut SplitMix64) -> Vec<f32> {
+    unit((0..DIM).map(|_| rng.unit() as f32 * 2.0 - 1.0).collect())
+}
+
+/// A vector near `topic`.
+fn near(topic: &[f32], rng: &mut SplitMix64) -> Vec<f32> {
+    unit(topic.iter().map(|t| t + 0.35 * (rng.unit() as f32 * 2.0 - 1.0)).collect())
+}
+
+/// `n` contexts, each with a knowledge text, a grounded positive and a negative grounded in
+/// another topic; `with_knowledge` false leaves the pairs without their knowledge.
+fn task(table: &mut Table, n: usize, seed: u64, tag: &str) -> Vec<TrainingPair> {
+    let mut rng = SplitMix64(seed);
+    let mut pairs = Vec::new();
+    for i in 0..n {
+        let topic = random(&mut rng);
+        let other = random(&mut rng);
+        let (context, knowledge, positive, negative) = (format!("{tag}-context-{i}"), format!("{tag}-knowledge-{i}"), format!("{tag}-positive-{i}"), format!("{tag}-negative-{i}"));
+        table.0.insert(context.clone(), random(&mut rng));
+        table.0.insert(knowledge.clone(), near(&topic, &mut rng));
+        table.0.insert(positive.clone(), near(&topic, &mut rng));
+        table.0.insert(negative.clone(), near(&other, &mut rng));
+        for (response, kind) in [(positive, PairKind::Positive), (negative, PairKind::RandomNegative)] {
+            pairs.push(TrainingPair { id: format!("{tag}-{i}"), context: vec![context.clone()], response, kind, context_amr: vec![], response_amr: None, knowledge: Some(knowledge.clone()) });
+        }
+    }
+    pairs
+}
+
+fn config(knowledge: bool, knowledge_dropout: f64) -> TrainConfig {
+    TrainConfig {
+        mode: Mode::Gated,
+        epochs: 12,
+        batch_size: 16,
+        lr: 3e-3,
+        patience: 12,
+        seed: 3,
+        d_model: 32,
+        layers: 1,
+        max_len: 32,
+        max_nodes: 8,
+        max_path: 2,
+        text_encoder: TextEncoderKind::Pretrained,
+        dropout: 0.0,
+        knowledge,
+        knowledge_dropout,
+        ..TrainConfig::default()
+    }
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("dialeval-slm-knowledge-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn auc(scorer: &Scorer, pairs: &[TrainingPair], table: &Table) -> f64 {
+    let scores = scorer.score(pairs, Some(table)).unwrap();
+    roc_auc(&scores, &pairs.iter().map(TrainingPair::label).collect::<Vec<_>>()).unwrap()
+}
+
+#[test]
+fn the_knowledge_channel_learns_what_only_the_knowledge_tells() {
+    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut table = Table::default();
+    let train_pairs = task(&mut table, 256, 11, "train");
+    let dev = task(&mut table, 48, 12, "dev");
+    let test = task(&mut table, 64, 13, "test");
+    let mut results = Vec::new();
+    for (name, knowledge, dropout) in [("without", false, 0.0), ("with", true, 0.0), ("dropout", true, 0.5)] {
+        let dir = temp(name);
+        train(&train_pairs, &dev, &config(knowledge, dropout), &dir, Some(&table), &|_, _, _| {}).unwrap();
+        let scorer = Scorer::load(&dir, burn::prelude::Device::flex()).unwrap();
+        assert_eq!(scorer.featurizer().knowledge, knowledge);
+        results.push((name, auc(&scorer, &test, &table), scorer, dir));
+    }
+    let (without, with, dropout) = (results[0].1, results[1].1, results[2].1);
+    eprintln!("test AUC without the channel {without:.3}, with {with:.3}, with dropout 0.5 {dropout:.3}");
+    assert!(without < 0.65, "without the channel the task is not solvable: AUC {without}");
+    assert!(with > 0.85, "the channel learns the grounding: AUC {with} (without: {without})");
+    assert!(dropout > 0.8, "with knowledge dropout 0.5 it still learns: AUC {dropout}");
+
+    // A pair without knowledge reads the "no knowledge" input: its score does not depend on
+    // whether the other pairs of its batch have knowledge.
+    let scorer = &results[1].2;
+    let bare: Vec<TrainingPair> = test.iter().map(|p| TrainingPair { knowledge: None, ..p.clone() }).collect();
+    let mut mixed = test.clone();
+    mixed[0].knowledge = None;
+    let alone = scorer.score(&bare, Some(&table)).unwrap();
+    let beside = scorer.score(&mixed, Some(&table)).unwrap();
+    assert!((alone[0] - beside[0]).abs() < 1e-6, "{} vs {}", alone[0], beside[0]);
+    assert!(alone.iter().all(|s| s.is_finite() && (0.0..=1.0).contains(s)));
+    let bare_auc = roc_auc(&alone, &bare.iter().map(TrainingPair::label).collect::<Vec<_>>()).unwrap();
+    eprintln!("with the channel, every pair without knowledge: AUC {bare_auc:.3}");
+    assert!(bare_auc < with - 0.2, "without knowledge the model cannot tell (AUC {bare_auc} vs {with})");
+
+    // Knowledge whose vector was never computed is named.
+    let mut unknown = test[..2].to_vec();
+    unknown[1].knowledge = Some("never encoded".into());
+    assert!(matches!(scorer.score(&unknown, Some(&table)), Err(Error::MissingVector(t)) if t == "never encoded"));
+    // A model without the channel ignores knowledge (and needs no vector for it).
+    assert!(results[0].2.score(&unknown, Some(&table)).is_ok());
+    for (_, _, _, dir) in results {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+fn knowledge_settings_out_of_range_are_refused() {
+    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut table = Table::default();
+    let pairs = task(&mut table, 8, 1, "refused");
+    let dir = temp("refused");
+    let refused = |config: TrainConfig| matches!(train(&pairs, &pairs, &config, &dir, Some(&table), &|_, _, _| {}), Err(Error::Config(_)));
+    assert!(refused(config(true, 1.0)), "knowledge dropout 1 would never show the knowledge");
+    assert!(refused(TrainConfig { text_encoder: TextEncoderKind::Scratch, ..config(true, 0.0) }), "the scratch text encoder has no knowledge channel");
+    let _ = std::fs::remove_dir_all(dir);
+}
