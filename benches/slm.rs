@@ -30,6 +30,7 @@ fn batch(device: &Device) -> SlmBatch {
     SlmBatch {
         text_features: None,
         knowledge: None,
+        cross: None,
         tokens: ints(BATCH * SEQ, 1999, [BATCH, SEQ], device),
         segments: Tensor::<2, Int>::from_data(TensorData::new((0..BATCH * SEQ).map(|i| i64::from(i % SEQ >= SEQ / 2)).collect::<Vec<_>>(), [BATCH, SEQ]), device),
         pad: Tensor::<2, Bool>::from_data(TensorData::new(vec![false; BATCH * SEQ], [BATCH, SEQ]), device),

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release --example train_slm -- --data mix|ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only|concat]
-//!     [--text-encoder pretrained|scratch] [--graph-dropout 0.3] [--topical yes|no] [--length-control yes|no] [--contrastive-weight 0.5] [--encoder DIR]
+//!     [--text-encoder pretrained|cross|scratch] [--graph-dropout 0.3] [--topical yes|no] [--length-control yes|no] [--contrastive-weight 0.5] [--encoder DIR]
 //!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--context-turns 2]
 //!     [--epochs 5] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
 //! ```
@@ -65,7 +65,9 @@ struct Args {
     /// gated, text_only, graph_only or concat.
     #[arg(long, default_value = "gated", value_parser = dialeval_examples::serde_value::<Mode>)]
     mode: Mode,
-    /// pretrained (frozen MiniLM vectors) or scratch (a Transformer trained here).
+    /// pretrained (a head over frozen MiniLM sentence vectors), cross (Transformer layers trained
+    /// here over the frozen MiniLM token states of context, response and knowledge together) or
+    /// scratch (a Transformer over word pieces, trained here).
     #[arg(long, default_value = "pretrained", value_parser = dialeval_examples::serde_value::<TextEncoderKind>)]
     text_encoder: TextEncoderKind,
     /// Share of training steps a pair's graphs are withheld.
@@ -145,8 +147,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     if args.data != Data::Mix && args.context_turns != 2 {
         return Err("--context-turns applies to --data mix (the other sets are cut to two turns)".into());
     }
-    if args.knowledge.yes() && (args.data != Data::Mix || !args.topical.yes() || text_encoder != TextEncoderKind::Pretrained) {
-        return Err("--knowledge yes needs --data mix --topical yes (the Topical-Chat turns carry the knowledge) and --text-encoder pretrained".into());
+    if args.knowledge.yes() && (args.data != Data::Mix || !args.topical.yes() || text_encoder == TextEncoderKind::Scratch) {
+        return Err("--knowledge yes needs --data mix --topical yes (the Topical-Chat turns carry the knowledge) and --text-encoder pretrained or cross".into());
     }
     let (mut train_pairs, mut dev_pairs, mut test_pairs) = match args.data {
         Data::Mix => {
@@ -228,7 +230,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     // once into the shared token-state cache.
     let (encoder, cache) = match text_encoder {
         TextEncoderKind::Scratch => (None, None),
-        TextEncoderKind::Pretrained => {
+        TextEncoderKind::Pretrained | TextEncoderKind::Cross => {
             let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &args.device.device()?)?;
             let mut cache = dialeval_examples::embedding_cache(&encoder)?;
             let bar = dialeval_examples::Progress::new("embedding");

@@ -13,7 +13,7 @@ use dialeval_datasets::pairs::TrainingPair;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::model::{GraphBatch, KnowledgeBatch, SlmBatch, TextEncoderKind, pair_features};
+use crate::model::{CrossBatch, GraphBatch, KnowledgeBatch, SlmBatch, TextEncoderKind, pair_features};
 
 /// Frozen sentence vectors looked up by text: what the SLM's pretrained head reads.
 pub trait SentenceVectors {
@@ -24,6 +24,11 @@ pub trait SentenceVectors {
     fn encoder_id(&self) -> &str;
     /// The vector of `text`; `None` when it was not computed.
     fn vector(&self, text: &str) -> Option<Vec<f32>>;
+    /// The token states of `text` (`tokens × dim`, row-major) that the cross-encoded text side
+    /// reads; `None` when they were not computed or the source keeps only pooled vectors.
+    fn token_states(&self, _text: &str) -> Option<Vec<half::f16>> {
+        None
+    }
 }
 
 impl<T: SentenceVectors + ?Sized> SentenceVectors for &T {
@@ -35,6 +40,9 @@ impl<T: SentenceVectors + ?Sized> SentenceVectors for &T {
     }
     fn vector(&self, text: &str) -> Option<Vec<f32>> {
         (**self).vector(text)
+    }
+    fn token_states(&self, text: &str) -> Option<Vec<half::f16>> {
+        (**self).token_states(text)
     }
 }
 
@@ -224,8 +232,39 @@ pub struct Example {
     /// The sentence vector of the pair's knowledge or persona, for a featuriser with the
     /// knowledge channel (`None`: the pair has none, or the featuriser does not read it).
     pub knowledge: Option<Vec<f32>>,
+    /// The texts whose token states the cross-encoder reads (`None` for the other text sides).
+    pub cross: Option<CrossTexts>,
     /// Whether the pair has the AMR of its response or of a context turn.
     pub has_graph: bool,
+}
+
+/// The texts of one pair as the cross-encoder reads them; their token states are looked up
+/// when a batch is built, so a corpus's states never sit in memory all at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrossTexts {
+    /// The context ([`context_text`]).
+    pub context: String,
+    /// The response.
+    pub response: String,
+    /// The knowledge, when the featuriser reads it and the pair has it.
+    pub knowledge: Option<String>,
+}
+
+/// How many token states of each text the cross-encoder reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrossSpans {
+    /// The context's last ones (the turns nearest the response).
+    pub context: usize,
+    /// The response's first ones.
+    pub response: usize,
+    /// The knowledge's first ones.
+    pub knowledge: usize,
+}
+
+impl Default for CrossSpans {
+    fn default() -> Self {
+        Self { context: 48, response: 24, knowledge: 24 }
+    }
 }
 
 /// Turns pairs into examples with fixed limits.
@@ -251,6 +290,9 @@ pub struct Featurizer {
     /// saved before the channel existed read none.
     #[serde(default)]
     pub knowledge: bool,
+    /// The token spans of the cross-encoded text side (`None`: the other text sides).
+    #[serde(default)]
+    pub cross: Option<CrossSpans>,
 }
 
 /// The Graph-Transformer input of a PENMAN string, or `None` when it does not parse.
@@ -274,13 +316,24 @@ impl Featurizer {
         let texts = pairs.iter().flat_map(|p| p.context.iter().map(String::as_str).chain(std::iter::once(p.response.as_str())));
         let tokenizer = WordPieceTokenizer::train(texts, 8_000, 2)?;
         let graphs: Vec<GraphInput> = pairs.iter().flat_map(|p| p.context_amr.iter().flatten().chain(p.response_amr.iter())).filter_map(|g| graph_input(g, max_path)).collect();
-        Ok(Self { tokenizer, concepts: Vocab::concepts(&graphs, 1), labels: Vocab::path_labels(&graphs, 1), max_len, max_nodes, max_path, encoder: None, knowledge: false })
+        Ok(Self { tokenizer, concepts: Vocab::concepts(&graphs, 1), labels: Vocab::path_labels(&graphs, 1), max_len, max_nodes, max_path, encoder: None, knowledge: false, cross: None })
     }
 
     /// Where the sentence representation comes from: the pretrained head when an encoder is
     /// recorded, else the scratch Transformer.
     pub fn text_encoder(&self) -> TextEncoderKind {
-        if self.encoder.is_some() { TextEncoderKind::Pretrained } else { TextEncoderKind::Scratch }
+        match (&self.encoder, &self.cross) {
+            (Some(_), Some(_)) => TextEncoderKind::Cross,
+            (Some(_), None) => TextEncoderKind::Pretrained,
+            (None, _) => TextEncoderKind::Scratch,
+        }
+    }
+
+    /// Switches the featuriser to the cross-encoder over `vectors`' token states.
+    pub fn with_cross(mut self, vectors: &dyn SentenceVectors, spans: CrossSpans) -> Self {
+        self.encoder = Some((vectors.encoder_id().to_owned(), vectors.dim()));
+        self.cross = Some(spans);
+        self
     }
 
     /// Switches the featuriser to the pretrained head over `vectors`' encoder.
@@ -325,7 +378,12 @@ impl Featurizer {
     /// was not computed.
     pub fn example_with(&self, pair: &TrainingPair, vectors: Option<&dyn SentenceVectors>) -> Result<Example> {
         let mut example = self.example(pair);
-        if self.text_encoder() == TextEncoderKind::Pretrained {
+        if self.text_encoder() == TextEncoderKind::Cross {
+            self.check_vectors(vectors)?;
+            let knowledge = if self.knowledge { pair.knowledge.clone().filter(|k| !k.trim().is_empty()) } else { None };
+            example.cross = Some(CrossTexts { context: context_text(pair), response: pair.response.clone(), knowledge });
+        }
+        if self.text_encoder() != TextEncoderKind::Scratch {
             self.check_vectors(vectors)?;
             let Some(v) = vectors else { return Err(Error::Config("no sentence vectors".into())) };
             let context = context_text(pair);
@@ -420,27 +478,39 @@ impl Featurizer {
             label: pair.label(),
             text_features: Vec::new(),
             knowledge: None,
+            cross: None,
             has_graph: pair.response_amr.is_some() || pair.context_amr.iter().any(Option::is_some),
         }
     }
 
-    /// Pads examples into a batch on `device`.
-    pub fn collate(&self, examples: &[&Example], device: &Device) -> SlmBatch {
-        self.collate_withheld(examples, &[], device)
+    /// Pads examples into a batch on `device` (the cross-encoder's token states are read from
+    /// `vectors`).
+    ///
+    /// # Errors
+    /// [`Error::MissingVector`] naming a text whose token states the cross-encoder needs and
+    /// `vectors` lacks.
+    pub fn collate(&self, examples: &[&Example], vectors: Option<&dyn SentenceVectors>, device: &Device) -> Result<SlmBatch> {
+        self.collate_withheld(examples, &[], vectors, device)
     }
 
     /// Pads examples into a batch, with the graphs of the examples flagged in `withheld`
     /// replaced by the "no graph" input (one `<none>` node, as for a pair without AMR): how the
     /// gated model learns to score items with partial or no AMR. Examples beyond
     /// `withheld.len()` keep their graphs.
-    pub fn collate_withheld(&self, examples: &[&Example], withheld: &[bool], device: &Device) -> SlmBatch {
-        self.collate_parts(examples, withheld, &[], device)
+    ///
+    /// # Errors
+    /// As [`Featurizer::collate`].
+    pub fn collate_withheld(&self, examples: &[&Example], withheld: &[bool], vectors: Option<&dyn SentenceVectors>, device: &Device) -> Result<SlmBatch> {
+        self.collate_parts(examples, withheld, &[], vectors, device)
     }
 
     /// As [`Featurizer::collate_withheld`], and with the knowledge of the examples flagged in
     /// `knowledge_withheld` replaced by the "no knowledge" input (how the knowledge channel
     /// learns to score items without it; examples beyond its length keep theirs).
-    pub fn collate_parts(&self, examples: &[&Example], withheld: &[bool], knowledge_withheld: &[bool], device: &Device) -> SlmBatch {
+    ///
+    /// # Errors
+    /// As [`Featurizer::collate`].
+    pub fn collate_parts(&self, examples: &[&Example], withheld: &[bool], knowledge_withheld: &[bool], vectors: Option<&dyn SentenceVectors>, device: &Device) -> Result<SlmBatch> {
         let batch = examples.len();
         let seq = examples.iter().map(|e| e.tokens.len()).max().unwrap_or(1).max(1);
         let mut tokens = vec![PAD as i64; batch * seq];
@@ -496,15 +566,79 @@ impl Featurizer {
             }
             KnowledgeBatch { vectors: Tensor::<2>::from_data(TensorData::new(vectors, [batch, dim]), device), present: Tensor::<2>::from_data(TensorData::new(present, [batch, 1]), device) }
         });
-        SlmBatch {
+        let cross = match (self.cross, examples.iter().all(|e| e.cross.is_some())) {
+            (Some(spans), true) if !examples.is_empty() => Some(self.cross_batch(examples, spans, knowledge_withheld, vectors, device)?),
+            _ => None,
+        };
+        Ok(SlmBatch {
             text_features,
             knowledge,
+            cross,
             tokens: Tensor::<2, Int>::from_data(TensorData::new(tokens, [batch, seq]), device),
             segments: Tensor::<2, Int>::from_data(TensorData::new(segments, [batch, seq]), device),
             pad: Tensor::<2, Bool>::from_data(TensorData::new(pad, [batch, seq]), device),
             context_graph: graph(|e| &e.context),
             response_graph: graph(|e| &e.response),
             labels: Tensor::<1, Int>::from_data(TensorData::new(examples.iter().map(|e| i64::from(e.label)).collect::<Vec<_>>(), [batch]), device),
+        })
+    }
+
+    /// The joint sequences of the cross-encoder: `[CLS]`, the context's last token states, the
+    /// response's first, then (with the knowledge channel) the knowledge's first or the one
+    /// "no knowledge" slot.
+    fn cross_batch(&self, examples: &[&Example], spans: CrossSpans, knowledge_withheld: &[bool], vectors: Option<&dyn SentenceVectors>, device: &Device) -> Result<CrossBatch> {
+        use crate::model::segment;
+        let Some(v) = vectors else { return Err(Error::Config("the cross-encoder reads token states; give it the encoder it was trained with".into())) };
+        let dim = v.dim();
+        let states_of = |t: &str| -> Result<Vec<half::f16>> {
+            let states = v.token_states(t).ok_or_else(|| Error::MissingVector(t.to_owned()))?;
+            if states.is_empty() || !states.len().is_multiple_of(dim) {
+                return Err(Error::Format(format!("{t:?}: {} token-state values, not a whole number of {dim}-wide tokens", states.len())));
+            }
+            Ok(states)
+        };
+        // Per example: (states, segment) runs in order.
+        let mut rows: Vec<Vec<(Vec<half::f16>, i64)>> = Vec::with_capacity(examples.len());
+        for (b, e) in examples.iter().enumerate() {
+            let Some(texts) = &e.cross else { return Err(Error::Config("an example without cross-encoder texts".into())) };
+            let context = states_of(&texts.context)?;
+            let tokens = context.len() / dim;
+            let context = context[tokens.saturating_sub(spans.context.max(1)) * dim..].to_vec();
+            let response = states_of(&texts.response)?;
+            let response = response[..(response.len() / dim).min(spans.response.max(1)) * dim].to_vec();
+            let mut row = vec![(vec![half::f16::ZERO; dim], segment::CLS), (context, segment::CONTEXT), (response, segment::RESPONSE)];
+            if self.knowledge {
+                match texts.knowledge.as_deref().filter(|_| !knowledge_withheld.get(b).copied().unwrap_or(false)) {
+                    Some(k) => {
+                        let k = states_of(k)?;
+                        row.push((k[..(k.len() / dim).min(spans.knowledge.max(1)) * dim].to_vec(), segment::KNOWLEDGE));
+                    }
+                    None => row.push((vec![half::f16::ZERO; dim], segment::NO_KNOWLEDGE)),
+                }
+            }
+            rows.push(row);
         }
+        let lengths: Vec<usize> = rows.iter().map(|r| r.iter().map(|(s, _)| s.len() / dim).sum()).collect();
+        let (batch, seq) = (rows.len(), lengths.iter().copied().max().unwrap_or(1).max(1));
+        let mut states = vec![0.0_f32; batch * seq * dim];
+        let mut segments = vec![0_i64; batch * seq];
+        let mut pad = vec![true; batch * seq];
+        for (b, row) in rows.iter().enumerate() {
+            let mut at = b * seq;
+            for (values, seg) in row {
+                for (k, v) in values.iter().enumerate() {
+                    states[at * dim + k] = v.to_f32();
+                }
+                let n = values.len() / dim;
+                segments[at..at + n].fill(*seg);
+                pad[at..at + n].fill(false);
+                at += n;
+            }
+        }
+        Ok(CrossBatch {
+            states: Tensor::<3>::from_data(TensorData::new(states, [batch, seq, dim]), device),
+            segments: Tensor::<2, Int>::from_data(TensorData::new(segments, [batch, seq]), device),
+            pad: Tensor::<2, Bool>::from_data(TensorData::new(pad, [batch, seq]), device),
+        })
     }
 }

@@ -44,6 +44,13 @@ pub enum TextEncoderKind {
     Scratch,
     /// A trainable [`PretrainedHead`] over frozen sentence vectors of a pretrained encoder.
     Pretrained,
+    /// The paper's cross-encoding `[CLS] context [SEP] response [SEP]`, over frozen token states:
+    /// a [`CrossEncoder`] (Transformer layers trained here) attends jointly over the pretrained
+    /// encoder's token states of the context, the response and the knowledge, beside the
+    /// [`PretrainedHead`]: `H_S = tanh(W [head; cross])`. (Joint layers alone, trained from
+    /// scratch, stayed at chance for a whole epoch of the training mix: attention must first
+    /// discover the token alignment, which the head's `c ⊙ r` terms give from the start.)
+    Cross,
 }
 
 /// Settings of the head over frozen pretrained sentence vectors.
@@ -139,6 +146,96 @@ pub fn pair_features(context: &[f32], response: &[f32]) -> Vec<f32> {
     out.extend(context.iter().zip(response).map(|(a, b)| a * b));
     out.extend(context.iter().zip(response).map(|(a, b)| (a - b).abs()));
     out
+}
+
+/// Settings of the [`CrossEncoder`].
+#[derive(Config, Debug)]
+pub struct CrossEncoderConfig {
+    /// Width of the pretrained token states (384 for all-MiniLM-L6-v2).
+    pub input: usize,
+    /// Output width (the model width).
+    pub d_model: usize,
+    /// Width of the joint layers.
+    #[config(default = 128)]
+    pub width: usize,
+    /// Attention heads.
+    #[config(default = 4)]
+    pub n_heads: usize,
+    /// Joint layers.
+    #[config(default = 2)]
+    pub n_layers: usize,
+    /// Dropout.
+    #[config(default = 0.1)]
+    pub dropout: f64,
+}
+
+/// Segment ids of a [`CrossBatch`]: which part of the joint sequence a token state belongs to.
+pub mod segment {
+    /// The `[CLS]` slot whose output is `H_S` (a zero state: its input is the segment embedding).
+    pub const CLS: i64 = 0;
+    /// A context token.
+    pub const CONTEXT: i64 = 1;
+    /// A response token.
+    pub const RESPONSE: i64 = 2;
+    /// A knowledge token.
+    pub const KNOWLEDGE: i64 = 3;
+    /// The one slot of an item without knowledge (the learned "no knowledge" input).
+    pub const NO_KNOWLEDGE: i64 = 4;
+    /// Segment ids in all.
+    pub const COUNT: usize = 5;
+}
+
+/// `H_S` by cross-encoding: the frozen token states of context, response and knowledge (each
+/// encoded on its own by the pretrained encoder, so the states carry their positions within
+/// their sentence) are projected, given a segment embedding, joined behind a `[CLS]` slot and
+/// read by pre-norm Transformer layers that attend across them; the output is
+/// `tanh(W [CLS output])`. The joint layers stand for the top layers the paper's fine-tuning
+/// adapts; the pretrained layers below stay frozen, so their states are computed once and
+/// cached. [`Slm`] puts it beside the [`PretrainedHead`] (see [`TextEncoderKind::Cross`]).
+#[derive(Module, Debug)]
+pub struct CrossEncoder {
+    input: Linear,
+    segments: Embedding,
+    norm: LayerNorm,
+    encoder: TransformerEncoder,
+    output: Linear,
+}
+
+impl CrossEncoderConfig {
+    /// Builds the encoder on `device`.
+    pub fn init(&self, device: &Device) -> CrossEncoder {
+        CrossEncoder {
+            input: LinearConfig::new(self.input, self.width).init(device),
+            segments: EmbeddingConfig::new(segment::COUNT, self.width).init(device),
+            norm: LayerNormConfig::new(self.width).init(device),
+            encoder: TransformerEncoderConfig::new(self.width, 2 * self.width, self.n_heads, self.n_layers).with_dropout(self.dropout).with_norm_first(true).init(device),
+            output: LinearConfig::new(self.width, self.d_model).init(device),
+        }
+    }
+}
+
+/// The joint token sequences of a batch, for the [`CrossEncoder`].
+#[derive(Debug, Clone)]
+pub struct CrossBatch {
+    /// `[batch, seq, input]` token states (zeros at the `[CLS]` slot, the no-knowledge slot and
+    /// padding).
+    pub states: Tensor<3>,
+    /// `[batch, seq]` [`segment`] ids.
+    pub segments: Tensor<2, Int>,
+    /// `[batch, seq]` true at padding.
+    pub pad: Tensor<2, Bool>,
+}
+
+impl CrossEncoder {
+    /// # Shapes
+    /// - output: `[batch, d_model]`
+    pub fn forward(&self, batch: &CrossBatch) -> Tensor<2> {
+        let [b, _, _] = batch.states.dims();
+        let x = self.norm.forward(self.input.forward(batch.states.clone()) + self.segments.forward(batch.segments.clone()));
+        let x = self.encoder.forward(TransformerEncoderInput::new(x).mask_pad(batch.pad.clone()));
+        let [_, _, width] = x.dims();
+        self.output.forward(x.slice([0..b, 0..1, 0..width]).reshape([b, width])).tanh()
+    }
 }
 
 /// Settings of the text encoder.
@@ -400,6 +497,8 @@ pub struct SlmConfig {
     pub text: TextEncoderConfig,
     /// Head over pretrained sentence vectors (used instead of `text` when set).
     pub pretrained: Option<PretrainedHeadConfig>,
+    /// Cross-encoder over pretrained token states (used instead of `text` when set).
+    pub cross: Option<CrossEncoderConfig>,
     /// Graph encoder (its `d_model` must equal the text encoder's).
     pub graph: GraphEncoderConfig,
     /// Temperature of the contrastive term.
@@ -415,6 +514,9 @@ pub struct SlmConfig {
 pub struct Slm {
     text: Option<TextEncoder>,
     pretrained: Option<PretrainedHead>,
+    cross: Option<CrossEncoder>,
+    /// `H_S = tanh(W [head; cross])` when the joint layers sit beside the pretrained head.
+    cross_mix: Option<Linear>,
     graph: GraphEncoder,
     graph_proj: Linear,
     gate: Linear,
@@ -429,8 +531,10 @@ impl SlmConfig {
     pub fn init(&self, device: &Device) -> Slm {
         let d = self.text.d_model;
         Slm {
-            text: self.pretrained.is_none().then(|| self.text.init(device)),
+            text: (self.pretrained.is_none() && self.cross.is_none()).then(|| self.text.init(device)),
             pretrained: self.pretrained.as_ref().map(|p| p.init(device)),
+            cross: self.cross.as_ref().map(|c| c.init(device)),
+            cross_mix: (self.cross.is_some() && self.pretrained.is_some()).then(|| LinearConfig::new(2 * d, d).init(device)),
             graph: self.graph.init(device),
             graph_proj: LinearConfig::new(2 * d, d).init(device),
             gate: LinearConfig::new(2 * d, d).init(device),
@@ -456,6 +560,8 @@ pub struct SlmBatch {
     pub text_features: Option<Tensor<2>>,
     /// The items' knowledge, for a pretrained head with the knowledge channel.
     pub knowledge: Option<KnowledgeBatch>,
+    /// The joint token sequences, for the cross-encoder.
+    pub cross: Option<CrossBatch>,
     /// Context graphs (all context turns merged into one graph input).
     pub context_graph: GraphBatch,
     /// Response graphs.
@@ -484,7 +590,17 @@ impl Slm {
         let zeros = || Tensor::<2>::zeros([b, self.classifier.weight.dims()[0]], &batch.tokens.device());
         let sentence = match (&self.pretrained, &self.text, &batch.text_features) {
             _ if mode == Mode::GraphOnly => zeros(),
-            (Some(head), _, Some(features)) => head.forward(features.clone(), batch.knowledge.as_ref()),
+            (Some(head), _, Some(features)) => {
+                let pooled = head.forward(features.clone(), batch.knowledge.as_ref());
+                match (&self.cross, &self.cross_mix, &batch.cross) {
+                    (Some(cross), Some(mix), Some(sequences)) => mix.forward(Tensor::cat(vec![pooled, cross.forward(sequences)], 1)).tanh(),
+                    _ => pooled,
+                }
+            }
+            (None, None, _) => match (&self.cross, &batch.cross) {
+                (Some(cross), Some(sequences)) => cross.forward(sequences),
+                _ => zeros(),
+            },
             (None, Some(text), _) => text.forward(batch.tokens.clone(), batch.segments.clone(), batch.pad.clone()),
             // A pretrained head without features (or neither encoder) cannot happen for batches
             // of the crate's featuriser, which fills what the model needs; zeros keep the shape.
@@ -558,10 +674,11 @@ impl Slm {
     /// encoder's concept embedding: how a test shows that a loss trains both encoders.
     pub fn embedding_grad_norms(&self, grads: &burn::optim::GradientsParams) -> (f32, f32) {
         let norm = |g: Option<Tensor<2>>| g.map_or(0.0, |t| t.abs().sum().into_scalar::<f32>());
-        let text = match (&self.text, &self.pretrained) {
-            (Some(t), _) => grads.get::<2>(t.tokens.weight.id),
-            (None, Some(h)) => grads.get::<2>(h.hidden.weight.id),
-            (None, None) => None,
+        let text = match (&self.text, &self.pretrained, &self.cross) {
+            (Some(t), _, _) => grads.get::<2>(t.tokens.weight.id),
+            (None, Some(h), _) => grads.get::<2>(h.hidden.weight.id),
+            (None, None, Some(c)) => grads.get::<2>(c.input.weight.id),
+            (None, None, None) => None,
         };
         (norm(text), norm(grads.get::<2>(self.graph.concepts.weight.id)))
     }

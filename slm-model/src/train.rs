@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::compute::{Compute, materialized};
 use crate::data::{Example, Featurizer, SentenceVectors};
 use crate::error::{Error, Result};
-use crate::model::{GraphEncoderConfig, Mode, PretrainedHeadConfig, Slm, SlmConfig, TextEncoderConfig, TextEncoderKind};
+use crate::model::{CrossEncoderConfig, GraphEncoderConfig, Mode, PretrainedHeadConfig, Slm, SlmConfig, TextEncoderConfig, TextEncoderKind};
 
 /// Training settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -315,6 +315,7 @@ fn model_config(f: &Featurizer, c: &TrainConfig) -> SlmConfig {
         GraphEncoderConfig::new(f.concepts.len(), f.labels.len()).with_d_model(c.d_model).with_n_layers(c.layers),
     )
     .with_pretrained(f.encoder.as_ref().map(|(_, dim)| PretrainedHeadConfig::new(*dim, c.d_model).with_dropout(c.dropout).with_knowledge(f.knowledge)))
+    .with_cross(f.encoder.as_ref().filter(|_| f.cross.is_some()).map(|(_, dim)| CrossEncoderConfig::new(*dim, c.d_model).with_width(c.d_model).with_dropout(c.dropout)))
     .with_contrastive_weight(c.contrastive_weight)
 }
 
@@ -372,13 +373,23 @@ pub(crate) fn record_error(path: &Path, e: impl std::fmt::Display) -> Error {
 
 /// Scores examples with a model (no autodiff), batched; with `withhold_graphs` every graph is
 /// replaced by the "no graph" input.
-fn predict(model: &Slm, featurizer: &Featurizer, examples: &[Example], mode: Mode, withhold_graphs: bool, batch_size: usize, device: &Device) -> Result<Vec<f64>> {
+#[allow(clippy::too_many_arguments)] // the scoring loop's inputs, all needed
+fn predict(
+    model: &Slm,
+    featurizer: &Featurizer,
+    examples: &[Example],
+    vectors: Option<&dyn SentenceVectors>,
+    mode: Mode,
+    withhold_graphs: bool,
+    batch_size: usize,
+    device: &Device,
+) -> Result<Vec<f64>> {
     let mut out = Vec::with_capacity(examples.len());
     for chunk in examples.chunks(batch_size.max(1)) {
         let refs: Vec<&Example> = chunk.iter().collect();
         let withheld = vec![withhold_graphs; refs.len()];
         let p: Vec<f32> = model
-            .probability(&featurizer.collate_withheld(&refs, &withheld, device), mode)
+            .probability(&featurizer.collate_withheld(&refs, &withheld, vectors, device)?, mode)
             .into_data()
             .convert::<f32>()
             .try_into_vec::<f32>()
@@ -417,8 +428,8 @@ pub fn train(
     if !(0.0..1.0).contains(&config.knowledge_dropout) {
         return Err(Error::Config(format!("knowledge_dropout must be in [0, 1), got {}", config.knowledge_dropout)));
     }
-    if config.knowledge && config.text_encoder != TextEncoderKind::Pretrained {
-        return Err(Error::Config("the knowledge channel belongs to the pretrained text head (text_encoder: pretrained)".into()));
+    if config.knowledge && config.text_encoder == TextEncoderKind::Scratch {
+        return Err(Error::Config("the knowledge channel reads the pretrained encoder's vectors (text_encoder: pretrained or cross)".into()));
     }
     let checkpoint = Checkpoint::open(dir)?;
     let resume = checkpoint.exists();
@@ -430,9 +441,9 @@ pub fn train(
         read_json(&dir.join("featurizer.json"))?
     } else {
         let mut f = Featurizer::fit(train_pairs, config.max_len, config.max_nodes, config.max_path)?;
-        if config.text_encoder == TextEncoderKind::Pretrained {
+        if config.text_encoder != TextEncoderKind::Scratch {
             let Some(v) = vectors else { return Err(Error::Config("the pretrained text encoder needs sentence vectors".into())) };
-            f = f.with_pretrained(v);
+            f = if config.text_encoder == TextEncoderKind::Cross { f.with_cross(v, crate::data::CrossSpans::default()) } else { f.with_pretrained(v) };
             if config.knowledge {
                 f = f.with_knowledge()?;
             }
@@ -473,7 +484,7 @@ pub fn train(
             let refs: Vec<&Example> = chunk.iter().map(|&i| &train_examples[i]).collect();
             let graphs_out = withheld(refs.len(), config.graph_dropout, config.seed, epoch, step);
             let knowledge_out = knowledge_withheld(refs.len(), config.knowledge_dropout, config.seed, epoch, step);
-            let batch = featurizer.collate_parts(&refs, &graphs_out, &knowledge_out, &device);
+            let batch = featurizer.collate_parts(&refs, &graphs_out, &knowledge_out, vectors, &device)?;
             let (loss, _) = model.loss(&batch, config.mode);
             total += f64::from(loss.clone().into_scalar::<f32>());
             let grads = GradientsParams::from_grads(loss.backward(), &model);
@@ -481,7 +492,7 @@ pub fn train(
             progress(epoch, step + 1, steps);
         }
         let valid = model.valid();
-        let scores = predict(&valid, &featurizer, &dev_examples, config.mode, false, 64, &plain)?;
+        let scores = predict(&valid, &featurizer, &dev_examples, vectors, config.mode, false, 64, &plain)?;
         let auc = roc_auc(&scores, &dev_labels).map_err(Error::DevSet)?;
         let log =
             EpochLog { epoch, train_loss: total / steps as f64, dev_accuracy: accuracy(&scores, &dev_labels).unwrap_or(0.0), dev_auc: auc, lr: state.lr, seconds: started.elapsed().as_secs_f64() };
@@ -547,7 +558,7 @@ impl Scorer {
     /// As [`Scorer::score`].
     pub fn score_with(&self, pairs: &[TrainingPair], vectors: Option<&dyn SentenceVectors>, graphs: Graphs) -> Result<Vec<f64>> {
         let examples = featurize(&self.featurizer, pairs, vectors)?;
-        predict(&self.model, &self.featurizer, &examples, self.mode, graphs == Graphs::Withhold, 64, &self.device)
+        predict(&self.model, &self.featurizer, &examples, vectors, self.mode, graphs == Graphs::Withhold, 64, &self.device)
     }
 
     /// The device it scores on.

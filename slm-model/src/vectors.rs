@@ -273,6 +273,17 @@ impl crate::data::SentenceVectors for CachedSentenceVectors<'_> {
         }
         Some(v)
     }
+
+    fn token_states(&self, text: &str) -> Option<Vec<half::f16>> {
+        // As for `vector`: a read failure is reported, then treated as the missing entry it is.
+        self.cache
+            .get(text)
+            .unwrap_or_else(|e| {
+                eprintln!("{e}");
+                None
+            })
+            .map(|entry| entry.states)
+    }
 }
 
 fn read_u32(r: &mut impl Read) -> Option<u32> {

@@ -2,7 +2,8 @@
 //! a positive response lies near its pair's knowledge vector, a negative near another topic's,
 //! and context and responses alone carry no signal. The channel learns it (and still does with
 //! knowledge dropout), a pair without knowledge reads the "no knowledge" input whatever the
-//! rest of its batch has, and misuse is a typed error.
+//! rest of its batch has, and misuse is a typed error. The cross-encoded text side (joint layers
+//! over the token states of context, response and knowledge) learns the same task.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
 use std::collections::HashMap;
@@ -33,6 +34,13 @@ impl SentenceVectors for Table {
     }
     fn vector(&self, text: &str) -> Option<Vec<f32>> {
         self.0.get(text).cloned()
+    }
+    /// A text of `1 + len % 3` tokens, each its vector scaled differently: texts of several
+    /// lengths, so batches are padded.
+    fn token_states(&self, text: &str) -> Option<Vec<half::f16>> {
+        let v = self.0.get(text)?;
+        let tokens = 1 + text.len() % 3;
+        Some((0..tokens).flat_map(|t| v.iter().map(move |x| half::f16::from_f32(x * (1.0 + 0.25 * t as f32)))).collect())
     }
 }
 
@@ -157,5 +165,62 @@ fn knowledge_settings_out_of_range_are_refused() {
     let refused = |config: TrainConfig| matches!(train(&pairs, &pairs, &config, &dir, Some(&table), &|_, _, _| {}), Err(Error::Config(_)));
     assert!(refused(config(true, 1.0)), "knowledge dropout 1 would never show the knowledge");
     assert!(refused(TrainConfig { text_encoder: TextEncoderKind::Scratch, ..config(true, 0.0) }), "the scratch text encoder has no knowledge channel");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_cross_encoder_learns_the_grounding_from_token_states_and_ignores_padding() {
+    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut table = Table::default();
+    let train_pairs = task(&mut table, 256, 21, "train");
+    let dev = task(&mut table, 48, 22, "dev");
+    let test = task(&mut table, 64, 23, "test");
+    let dir = temp("cross");
+    train(&train_pairs, &dev, &TrainConfig { text_encoder: TextEncoderKind::Cross, ..config(true, 0.0) }, &dir, Some(&table), &|_, _, _| {}).unwrap();
+    let scorer = Scorer::load(&dir, burn::prelude::Device::flex()).unwrap();
+    assert_eq!(scorer.featurizer().text_encoder(), TextEncoderKind::Cross);
+    let with = auc(&scorer, &test, &table);
+    eprintln!("cross-encoder test AUC {with:.3}");
+    assert!(with > 0.8, "the cross-encoded text side learns the grounding: AUC {with}");
+    // A pair scores the same alone as beside longer pairs (padding is masked).
+    let all = scorer.score(&test, Some(&table)).unwrap();
+    for i in [0, 5, 17] {
+        let alone = scorer.score(&test[i..=i], Some(&table)).unwrap();
+        assert!((alone[0] - all[i]).abs() < 1e-5, "pair {i}: {} alone, {} in a batch", alone[0], all[i]);
+    }
+    // The token states enter the score: the same pooled vectors with other token states score
+    // otherwise.
+    struct Shifted<'a>(&'a Table);
+    impl SentenceVectors for Shifted<'_> {
+        fn dim(&self) -> usize {
+            DIM
+        }
+        fn encoder_id(&self) -> &str {
+            "synthetic"
+        }
+        fn vector(&self, text: &str) -> Option<Vec<f32>> {
+            self.0.vector(text)
+        }
+        fn token_states(&self, text: &str) -> Option<Vec<half::f16>> {
+            Some(self.0.token_states(text)?.into_iter().map(|v| half::f16::from_f32(-v.to_f32())).collect())
+        }
+    }
+    let shifted = scorer.score(&test, Some(&Shifted(&table))).unwrap();
+    let moved = all.iter().zip(&shifted).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    assert!(moved > 1e-4, "scores do not depend on the token states (largest change {moved})");
+    // Vectors without token states (pooled only) are refused by name.
+    struct Pooled<'a>(&'a Table);
+    impl SentenceVectors for Pooled<'_> {
+        fn dim(&self) -> usize {
+            DIM
+        }
+        fn encoder_id(&self) -> &str {
+            "synthetic"
+        }
+        fn vector(&self, text: &str) -> Option<Vec<f32>> {
+            self.0.vector(text)
+        }
+    }
+    assert!(matches!(scorer.score(&test[..2], Some(&Pooled(&table))), Err(Error::MissingVector(_))));
     let _ = std::fs::remove_dir_all(dir);
 }

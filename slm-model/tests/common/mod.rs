@@ -31,6 +31,7 @@ pub fn batch(device: &Device) -> SlmBatch {
     SlmBatch {
         text_features: None,
         knowledge: None,
+        cross: None,
         tokens: ints(tokens, [BATCH, SEQ], device),
         segments: ints(segments, [BATCH, SEQ], device),
         pad: Tensor::<2, Bool>::from_data(TensorData::new(pad, [BATCH, SEQ]), device),
