@@ -342,13 +342,14 @@ impl Featurizer {
         self
     }
 
-    /// Switches on the knowledge channel of the pretrained head.
+    /// Switches on the knowledge channel (the pretrained head's knowledge vector; with the
+    /// cross-encoder also the knowledge's token states).
     ///
     /// # Errors
     /// [`Error::Config`] for the scratch text encoder, which has no knowledge channel.
     pub fn with_knowledge(mut self) -> Result<Self> {
         if self.encoder.is_none() {
-            return Err(Error::Config("the knowledge channel belongs to the pretrained text head (--text-encoder pretrained)".into()));
+            return Err(Error::Config("the knowledge channel reads the pretrained encoder's vectors (--text-encoder pretrained or cross)".into()));
         }
         self.knowledge = true;
         Ok(self)
