@@ -51,6 +51,12 @@ pub fn context_text(pair: &TrainingPair) -> String {
     pair.context.join(" ")
 }
 
+/// The knowledge a model with the knowledge channel reads for a pair: its knowledge or persona,
+/// unless empty or blank.
+pub fn knowledge_text(pair: &TrainingPair) -> Option<&str> {
+    pair.knowledge.as_deref().filter(|k| !k.trim().is_empty())
+}
+
 /// Special token ids of [`WordPieceTokenizer`].
 pub const PAD: u32 = 0;
 /// Unknown word piece.
@@ -379,19 +385,16 @@ impl Featurizer {
     /// was not computed.
     pub fn example_with(&self, pair: &TrainingPair, vectors: Option<&dyn SentenceVectors>) -> Result<Example> {
         let mut example = self.example(pair);
-        if self.text_encoder() == TextEncoderKind::Cross {
-            self.check_vectors(vectors)?;
-            let knowledge = if self.knowledge { pair.knowledge.clone().filter(|k| !k.trim().is_empty()) } else { None };
-            example.cross = Some(CrossTexts { context: context_text(pair), response: pair.response.clone(), knowledge });
-        }
         if self.text_encoder() != TextEncoderKind::Scratch {
             self.check_vectors(vectors)?;
             let Some(v) = vectors else { return Err(Error::Config("no sentence vectors".into())) };
             let context = context_text(pair);
+            let knowledge = if self.knowledge { knowledge_text(pair) } else { None };
             let look_up = |t: &str| v.vector(t).ok_or_else(|| Error::MissingVector(t.to_owned()));
             example.text_features = pair_features(&look_up(&context)?, &look_up(&pair.response)?);
-            if self.knowledge {
-                example.knowledge = pair.knowledge.as_deref().filter(|k| !k.trim().is_empty()).map(look_up).transpose()?;
+            example.knowledge = knowledge.map(look_up).transpose()?;
+            if self.text_encoder() == TextEncoderKind::Cross {
+                example.cross = Some(CrossTexts { context, response: pair.response.clone(), knowledge: knowledge.map(str::to_owned) });
             }
         }
         Ok(example)

@@ -131,11 +131,6 @@ impl PretrainedHead {
         let x = self.dropout.forward(features);
         self.output.forward(burn::tensor::activation::gelu(self.hidden.forward(x))).tanh()
     }
-
-    /// Whether the head has the knowledge channel.
-    pub fn reads_knowledge(&self) -> bool {
-        self.none.is_some()
-    }
 }
 
 /// The head's input for one pair: `[c; r; c ⊙ r; |c − r|]` (length `4 × c.len()`).

@@ -255,11 +255,7 @@ impl crate::data::SentenceVectors for CachedSentenceVectors<'_> {
     }
 
     fn vector(&self, text: &str) -> Option<Vec<f32>> {
-        // A read failure is reported here and then, by the caller, as the missing vector it is.
-        let entry = self.cache.get(text).unwrap_or_else(|e| {
-            eprintln!("{e}");
-            None
-        })?;
+        let entry = self.entry(text)?;
         let dim = self.cache.dim;
         let mut v = vec![0.0_f32; dim];
         for token in entry.states.chunks_exact(dim) {
@@ -275,14 +271,18 @@ impl crate::data::SentenceVectors for CachedSentenceVectors<'_> {
     }
 
     fn token_states(&self, text: &str) -> Option<Vec<half::f16>> {
-        // As for `vector`: a read failure is reported, then treated as the missing entry it is.
-        self.cache
-            .get(text)
-            .unwrap_or_else(|e| {
-                eprintln!("{e}");
-                None
-            })
-            .map(|entry| entry.states)
+        self.entry(text).map(|entry| entry.states)
+    }
+}
+
+impl CachedSentenceVectors<'_> {
+    /// The cached entry of `text`. A read failure is reported here and then, by the caller, as
+    /// the missing vector it is.
+    fn entry(&self, text: &str) -> Option<CachedText> {
+        self.cache.get(text).unwrap_or_else(|e| {
+            eprintln!("{e}");
+            None
+        })
     }
 }
 

@@ -44,6 +44,26 @@ impl SentenceVectors for Table {
     }
 }
 
+/// The table's pooled vectors with its token states changed by a map, or withheld (`None`: a
+/// source of pooled vectors only).
+struct Altered<'a>(&'a Table, Option<fn(half::f16) -> half::f16>);
+
+impl SentenceVectors for Altered<'_> {
+    fn dim(&self) -> usize {
+        DIM
+    }
+    fn encoder_id(&self) -> &str {
+        self.0.encoder_id()
+    }
+    fn vector(&self, text: &str) -> Option<Vec<f32>> {
+        self.0.vector(text)
+    }
+    fn token_states(&self, text: &str) -> Option<Vec<half::f16>> {
+        let map = self.1?;
+        Some(self.0.token_states(text)?.into_iter().map(map).collect())
+    }
+}
+
 fn unit(v: Vec<f32>) -> Vec<f32> {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
     v.into_iter().map(|x| x / n).collect()
@@ -190,37 +210,10 @@ fn the_cross_encoder_learns_the_grounding_from_token_states_and_ignores_padding(
     }
     // The token states enter the score: the same pooled vectors with other token states score
     // otherwise.
-    struct Shifted<'a>(&'a Table);
-    impl SentenceVectors for Shifted<'_> {
-        fn dim(&self) -> usize {
-            DIM
-        }
-        fn encoder_id(&self) -> &str {
-            "synthetic"
-        }
-        fn vector(&self, text: &str) -> Option<Vec<f32>> {
-            self.0.vector(text)
-        }
-        fn token_states(&self, text: &str) -> Option<Vec<half::f16>> {
-            Some(self.0.token_states(text)?.into_iter().map(|v| half::f16::from_f32(-v.to_f32())).collect())
-        }
-    }
-    let shifted = scorer.score(&test, Some(&Shifted(&table))).unwrap();
-    let moved = all.iter().zip(&shifted).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let negated = scorer.score(&test, Some(&Altered(&table, Some(|v| -v)))).unwrap();
+    let moved = all.iter().zip(&negated).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     assert!(moved > 1e-4, "scores do not depend on the token states (largest change {moved})");
     // Vectors without token states (pooled only) are refused by name.
-    struct Pooled<'a>(&'a Table);
-    impl SentenceVectors for Pooled<'_> {
-        fn dim(&self) -> usize {
-            DIM
-        }
-        fn encoder_id(&self) -> &str {
-            "synthetic"
-        }
-        fn vector(&self, text: &str) -> Option<Vec<f32>> {
-            self.0.vector(text)
-        }
-    }
-    assert!(matches!(scorer.score(&test[..2], Some(&Pooled(&table))), Err(Error::MissingVector(_))));
+    assert!(matches!(scorer.score(&test[..2], Some(&Altered(&table, None))), Err(Error::MissingVector(_))));
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -34,7 +34,7 @@ pub fn slm_pair(item: &DialogueItem, turns: usize) -> TrainingPair {
 pub fn fill_pair_texts(cache: &mut EmbeddingCache, encoder: &PretrainedEncoder, parts: &[&[TrainingPair]], knowledge: bool, progress: &dyn Fn(usize, usize)) -> Result<()> {
     let pairs = || parts.iter().flat_map(|part| part.iter());
     let contexts: Vec<String> = pairs().map(dialeval_slm_model::data::context_text).collect();
-    let knowledge = pairs().filter(|_| knowledge).filter_map(|p| p.knowledge.as_deref()).filter(|k| !k.trim().is_empty());
+    let knowledge = pairs().filter(|_| knowledge).filter_map(dialeval_slm_model::data::knowledge_text);
     let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(pairs().map(|p| p.response.as_str())).chain(knowledge).collect();
     Ok(cache.fill(encoder, &texts, progress)?)
 }
