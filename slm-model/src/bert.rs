@@ -16,7 +16,6 @@ use burn::module::Param;
 use burn::nn::{Embedding, EmbeddingConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::TensorData;
-use burn::tensor::activation::gelu;
 use burn::tensor::module::attention;
 use burn::tensor::ops::AttentionModuleOptions;
 use dialeval_common::{EmbedError, SentenceEmbedder, TokenEmbedder, TokenEmbeddings};
@@ -156,7 +155,7 @@ impl BertLayer {
         // softmax(q·kᵀ / √dh) · v as one fused op (the backend's own kernel where it has one).
         let z = attention(q, k, v, key_pad, None, AttentionModuleOptions::default()).swap_dims(1, 2).reshape([batch, seq, d]);
         let x = self.attention_norm.forward(x + self.attention_output.forward(z));
-        let ff = self.output.forward(gelu(self.intermediate.forward(x.clone())));
+        let ff = self.output.forward(crate::fast_gelu::gelu_exact(self.intermediate.forward(x.clone())));
         self.output_norm.forward(x + ff)
     }
 }

@@ -28,6 +28,7 @@ pub mod bundle;
 pub mod compute;
 pub mod data;
 mod error;
+pub mod fast_gelu;
 pub mod model;
 pub mod ruber;
 pub mod train;

@@ -180,3 +180,32 @@ fn forward_flops_count_the_matmuls_of_every_layer() {
         serde_json::from_str(r#"{"vocab_size": 30522, "hidden_size": 384, "num_hidden_layers": 6, "num_attention_heads": 12, "intermediate_size": 1536, "max_position_embeddings": 512}"#).unwrap();
     assert_eq!(minilm.forward_flops(16), 6 * (2 * 16 * (4 * 384 * 384 + 2 * 384 * 1536) + 4 * 256 * 384));
 }
+
+#[test]
+fn host_gelu_matches_burns_exact_gelu() {
+    use dialeval_slm_model::fast_gelu::{erf, gelu_exact};
+    // Every 1/256 on [-12, 12], and the f32 values around the saturation point.
+    let mut xs: Vec<f32> = (-3072..=3072).map(|i| i as f32 / 256.0).collect();
+    xs.extend([5.5437, 5.5438, -5.5437, -5.5438, 1e-30, -1e-30, 0.0, f32::MAX, f32::MIN]);
+    let n = xs.len();
+    let plain = Device::flex();
+    // The autodiff device takes burn's own gelu (libm's erf), the plain one the host path.
+    let reference = Device::flex().autodiff();
+    let run = |device: &Device| gelu_exact(Tensor::<1>::from_data(TensorData::new(xs.clone(), [n]), device)).into_data().to_vec::<f32>().unwrap();
+    let (fast, exact) = (run(&plain), run(&reference));
+    let mut worst = 0.0f32;
+    for ((x, a), b) in xs.iter().zip(&fast).zip(&exact) {
+        let err = (a - b).abs();
+        assert!(err <= 1.5e-6 * b.abs().max(1.0), "gelu({x}): host {a} vs burn {b}");
+        worst = worst.max(err);
+    }
+    assert!(worst > 0.0, "the two paths are the same code");
+    // erf itself: odd, bounded, NaN stays NaN.
+    for z in [0.1f32, 0.5, 1.0, 2.0, 3.0, 4.0, 100.0] {
+        assert_eq!(erf(-z), -erf(z));
+        assert!(erf(z).abs() <= 1.0);
+    }
+    assert!(erf(f32::NAN).is_nan());
+    let nan = gelu_exact(Tensor::<1>::from_data(TensorData::new(vec![f32::NAN, 1.0], [2]), &plain)).into_data().to_vec::<f32>().unwrap();
+    assert!(nan[0].is_nan() && (nan[1] - 0.841_344_7).abs() < 1e-6);
+}
