@@ -21,9 +21,9 @@ use burn::tensor::{DType, TensorData};
 /// `|z|` beyond which `erf(z)` is ±1 in f32.
 const ERF_SATURATION: f32 = 3.92;
 /// Numerator coefficients, constant term first.
-const P: [f32; 7] = [1.128_379_2, 0.184_700_24, 0.054_278_38, 0.003_832_361_3, 0.000_380_377_6, 4.717_996e-6, -1.333_691_4e-8];
+const P: [f32; 7] = [std::f32::consts::FRAC_2_SQRT_PI, 0.184_700_24, 0.054_278_38, 0.003_832_361_3, 0.000_380_377_6, 4.717_996e-6, -1.333_691_4e-8];
 /// Denominator coefficients after the leading 1.
-const Q: [f32; 5] = [0.497_019_85, 0.113_775_34, 0.015_430_934, 0.001_305_034, 6.342_084_5e-5];
+const Q: [f32; 5] = [0.497_019_85, 0.113_775_34, 0.015_430_934, 0.001_305_034, 6.342_084e-5];
 
 /// `erf(z)` by the rational approximation, exactly ±1 from [`ERF_SATURATION`] on (as libm's
 /// `erff` rounds there, so `gelu(x)` is exactly 0 for very negative `x`); NaN stays NaN.

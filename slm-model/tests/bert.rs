@@ -191,7 +191,7 @@ fn host_gelu_matches_burns_exact_gelu() {
     let plain = Device::flex();
     // The autodiff device takes burn's own gelu (libm's erf), the plain one the host path.
     let reference = Device::flex().autodiff();
-    let run = |device: &Device| gelu_exact(Tensor::<1>::from_data(TensorData::new(xs.clone(), [n]), device)).into_data().to_vec::<f32>().unwrap();
+    let run = |device: &Device| gelu_exact(Tensor::<1>::from_data(TensorData::new(xs.clone(), [n]), device)).into_data().try_to_vec::<f32>().unwrap();
     let (fast, exact) = (run(&plain), run(&reference));
     let mut worst = 0.0f32;
     for ((x, a), b) in xs.iter().zip(&fast).zip(&exact) {
@@ -206,6 +206,6 @@ fn host_gelu_matches_burns_exact_gelu() {
         assert!(erf(z).abs() <= 1.0);
     }
     assert!(erf(f32::NAN).is_nan());
-    let nan = gelu_exact(Tensor::<1>::from_data(TensorData::new(vec![f32::NAN, 1.0], [2]), &plain)).into_data().to_vec::<f32>().unwrap();
+    let nan = gelu_exact(Tensor::<1>::from_data(TensorData::new(vec![f32::NAN, 1.0], [2]), &plain)).into_data().try_to_vec::<f32>().unwrap();
     assert!(nan[0].is_nan() && (nan[1] - 0.841_344_7).abs() < 1e-6);
 }
