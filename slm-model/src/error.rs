@@ -57,6 +57,17 @@ pub enum Error {
         /// The file's checksum.
         found: String,
     },
+    /// A saved model's parameters do not fit the model its settings describe (missing,
+    /// unexpected or differently shaped tensors): a checkpoint written by another version of the
+    /// model, or a settings file (`train.json`, `featurizer.json`, `ruber.json`) edited or taken
+    /// from another run.
+    #[error("{}: the saved parameters do not fit the model described beside them ({detail})", path.display())]
+    RecordMismatch {
+        /// The parameter file.
+        path: PathBuf,
+        /// What did not fit, as burn reports it.
+        detail: String,
+    },
 }
 
 impl Error {

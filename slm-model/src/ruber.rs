@@ -34,13 +34,12 @@ use burn::nn::loss::CrossEntropyLoss;
 use burn::nn::{Embedding, EmbeddingConfig, Linear, LinearConfig};
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::prelude::*;
-use burn::store::ModuleRecord;
 use burn::tensor::TensorData;
 use serde::{Deserialize, Serialize};
 
 use crate::compute::Compute;
 use crate::error::{Error, Result};
-use crate::train::{Checkpoint, LoopState, accuracy, append_log, begin_epoch, read_json, record_error, roc_auc, save_best, write_json};
+use crate::train::{Checkpoint, LoopState, accuracy, append_log, begin_epoch, load_module, read_json, roc_auc, save_best, write_json};
 use crate::vectors::{CachedText, EmbeddingCache};
 
 /// Where token vectors come from.
@@ -611,7 +610,7 @@ impl RuberScorer {
         crate::bundle::verify(dir)?;
         let meta: RuberMeta = read_json(&dir.join("ruber.json"))?;
         let path = dir.join("best/model");
-        let model = meta.config.init(meta.encoder_dim, meta.vocab, &device).load_record(ModuleRecord::load(&path).map_err(|e| record_error(&path, e))?);
+        let model = load_module(meta.config.init(meta.encoder_dim, meta.vocab, &device), &path)?;
         Ok(Self { model, config: meta.config, device, encoder: (meta.encoder_id, meta.encoder_dim) })
     }
 

@@ -211,7 +211,7 @@ impl Checkpoint {
     pub(crate) fn load<M: Module>(&self, model: M, optim: ModuleOptimizer) -> Result<(M, ModuleOptimizer, LoopState)> {
         let state: LoopState = read_json(&self.dir.join("state.json"))?;
         let path = self.record_path("model", state.epoch);
-        let model = model.load_record(ModuleRecord::load(&path).map_err(|e| record_error(&path, e))?);
+        let model = load_module(model, &path)?;
         let path = self.record_path("optim", state.epoch);
         let optim = optim.load(&path).map_err(|e| record_error(&path, e))?;
         Ok((model, optim, state))
@@ -369,6 +369,17 @@ pub(crate) fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> 
 
 pub(crate) fn record_error(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Format(format!("{}: {e}", path.display()))
+}
+
+/// `module` with the parameters saved at `path` (a burnpack record).
+///
+/// # Errors
+/// An unreadable record ([`Error::Format`]); [`Error::RecordMismatch`] when its tensors do not
+/// fit `module` (missing, unexpected or differently shaped), which burn's `load_record` would
+/// panic on.
+pub(crate) fn load_module<M: Module>(module: M, path: &Path) -> Result<M> {
+    let record = ModuleRecord::load(path).map_err(|e| record_error(path, e))?;
+    module.try_load_record(record).map_err(|e| Error::RecordMismatch { path: path.to_owned(), detail: e.to_string() })
 }
 
 /// Scores examples with a model (no autodiff), batched; with `withhold_graphs` every graph is
@@ -537,7 +548,7 @@ impl Scorer {
         let config: TrainConfig = read_json(&dir.join("train.json"))?;
         let mode: Mode = read_json(&dir.join("best/mode.json"))?;
         let path: PathBuf = dir.join("best/model");
-        let model = model_config(&featurizer, &config).init(&device).load_record(ModuleRecord::load(&path).map_err(|e| record_error(&path, e))?);
+        let model = load_module(model_config(&featurizer, &config).init(&device), &path)?;
         Ok(Self { model, featurizer, mode, context_turns: config.context_turns, device })
     }
 

@@ -128,6 +128,15 @@ fn every_configuration_learns_relatedness() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
     assert!(RuberScorer::load(&dir.join("nowhere"), Device::flex()).is_err());
+    // Parameters that do not fit the model ruber.json describes (here: another run's pooling
+    // with a Bi-GRU's parameters) are a typed error naming the file, not burn's panic.
+    let gru = dir.join("Bert-BiGru-CrossEntropy");
+    std::fs::copy(dir.join("Bert-MeanPool-CrossEntropy/ruber.json"), gru.join("ruber.json")).unwrap();
+    match RuberScorer::load(&gru, Device::flex()) {
+        Err(dialeval_slm_model::Error::RecordMismatch { path, .. }) => assert!(path.ends_with("best/model"), "{path:?}"),
+        Err(other) => panic!("expected RecordMismatch, got {other}"),
+        Ok(_) => panic!("a mean-pooling model loaded a Bi-GRU's parameters"),
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 

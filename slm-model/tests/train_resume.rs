@@ -76,6 +76,22 @@ fn resumed_training_equals_an_uninterrupted_run() {
     let scores = scorer.score(&dev_pairs[..8], None).unwrap();
     assert_eq!(scores.len(), 8);
     assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)));
+
+    // Settings that describe another model than the saved parameters (an edited train.json, or
+    // a checkpoint from another version): a typed error naming the file, not burn's panic.
+    let train_json = whole.join("train.json");
+    let settings = std::fs::read_to_string(&train_json).unwrap();
+    let wider = settings.replacen("\"d_model\": 16", "\"d_model\": 32", 1);
+    assert_ne!(wider, settings, "train.json records d_model");
+    std::fs::write(&train_json, wider).unwrap();
+    match Scorer::load(&whole, Device::flex()) {
+        Err(dialeval_slm_model::Error::RecordMismatch { path, detail }) => {
+            assert!(path.ends_with("best/model"), "{path:?}");
+            assert!(!detail.is_empty());
+        }
+        Err(other) => panic!("expected RecordMismatch, got {other}"),
+        Ok(_) => panic!("a model of width 32 loaded parameters of width 16"),
+    }
     let _ = std::fs::remove_dir_all(whole);
     let _ = std::fs::remove_dir_all(split);
 }
