@@ -7,7 +7,10 @@
 //! - `simplify+paths`: Konstas simplification, linearisation and relation-path matrix per graph;
 //! - `smatch/random200`: Smatch on the 200 random pairs of the golden file (parse + match, on
 //!   all cores as `Smatch::score_pairs` scores a corpus);
-//! - `smatch/diplomacy70`: the same on the 70 Diplomacy sentences both annotators' files hold.
+//! - `smatch/diplomacy70`: the same on the 70 Diplomacy sentences both annotators' files hold;
+//! - `smatch/sparse_star_2001`: two 2,001-node graphs (a root with 2,000 children, 20 concepts
+//!   and relations shared): past the dense-table limit (2^20 node pairs), so it times the
+//!   sparse candidate tables, whose size follows the candidate pairs, not n1 · n2.
 //!
 //! Reads `../shared` (or `$DIALEVAL_SHARED`); without it, benchmarks the bundled 40-graph sample
 //! and skips Smatch.
@@ -98,6 +101,15 @@ fn bench_smatch(c: &mut Criterion) {
             let smatch = Smatch::new(SmatchConfig { restarts, seed: 0 }).unwrap_or_default();
             group.bench_function(format!("{set}_r{restarts}"), |b| b.iter(|| matched(&smatch, pairs)));
         }
+    }
+    let star = |shift: usize| {
+        let children: String = (1..=2000).map(|k| if k <= 20 { k } else { k + shift }).map(|k| format!(" :op{k} (n{k} / c{k})")).collect();
+        SmatchTriples::parse(&format!("(r / root{children})")).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let (a, b) = (star(0), star(5000));
+    for restarts in [4, 20] {
+        let smatch = Smatch::new(SmatchConfig { restarts, seed: 0 }).unwrap_or_default();
+        group.bench_function(format!("sparse_star_2001_r{restarts}"), |bench| bench.iter(|| smatch.score(&a, &b).matched));
     }
     group.finish();
 }

@@ -72,6 +72,9 @@ fn bench_slm(c: &mut Criterion) {
 /// - `encode_usr_texts_256`: the first 256 distinct USR-PersonaChat texts (context turns and
 ///   responses), as the embedding family sees a chunk; throughput in FLOP/s
 ///   (`BertConfig::forward_flops` of each sentence's length), to set against `sgemm_*`.
+/// - `encode_usr_texts_all`: all 771 distinct texts of the bundled USR-PersonaChat: three times
+///   as many sentences of each length, so the equal-length batches (and their matmuls) are
+///   three times as large, as in a corpus of thousands of texts.
 /// - `sgemm_*`: flex's own float32 matmul at the encoder's feed-forward shape and a square one,
 ///   the ceiling the encoder's matmuls can reach on this machine.
 fn bench_minilm(c: &mut Criterion) {
@@ -97,18 +100,19 @@ fn bench_minilm(c: &mut Criterion) {
         })
         .map(|t| t.trim().to_owned())
         .filter(|t| !t.is_empty() && seen.insert(t.clone()))
-        .take(256)
         .collect();
-    let corpus_refs: Vec<&str> = corpus.iter().map(String::as_str).collect();
-    let encoded = encoder.encode(&corpus_refs).unwrap();
-    let flops: u64 = encoded.iter().map(|e| config.forward_flops(e.ids.len())).sum();
-    let tokens: usize = encoded.iter().map(|e| e.ids.len()).sum();
-    eprintln!("minilm/encode_usr_texts_256: {} sentences, {tokens} tokens, {:.2} GFLOP per pass", corpus.len(), flops as f64 / 1e9);
     let mut group = c.benchmark_group("minilm");
     group.sample_size(10);
     group.bench_function("embed_32_usr_responses", |bench| bench.iter(|| encoder.embed_sentences(&refs).unwrap()));
-    group.throughput(Throughput::Elements(flops));
-    group.bench_function("encode_usr_texts_256", |bench| bench.iter(|| encoder.encode(&corpus_refs).unwrap()));
+    for (name, texts) in [("encode_usr_texts_256", &corpus[..256.min(corpus.len())]), ("encode_usr_texts_all", &corpus[..])] {
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let encoded = encoder.encode(&texts).unwrap();
+        let flops: u64 = encoded.iter().map(|e| config.forward_flops(e.ids.len())).sum();
+        let tokens: usize = encoded.iter().map(|e| e.ids.len()).sum();
+        eprintln!("minilm/{name}: {} sentences, {tokens} tokens, {:.2} GFLOP per pass", texts.len(), flops as f64 / 1e9);
+        group.throughput(Throughput::Elements(flops));
+        group.bench_function(name, |bench| bench.iter(|| encoder.encode(&texts).unwrap()));
+    }
     let device = Device::flex();
     for (name, [m, k, n]) in [("sgemm_4096x384x1536", [4096_usize, 384, 1536]), ("sgemm_1024_square", [1024, 1024, 1024])] {
         let a = Tensor::<2>::random([m, k], burn::tensor::Distribution::Default, &device);

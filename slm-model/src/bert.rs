@@ -405,10 +405,25 @@ impl PretrainedEncoder {
             batches.extend(order[start..end].chunks((self.batch_tokens / len.max(1)).max(1)));
             start = end;
         }
-        for chunk in batches {
-            // Every sentence of the batch has `seq` tokens, so the rows are the sentences' ids
-            // side by side, with no padding.
+        // Every sentence of a batch has `seq` tokens, so its rows are the sentences' ids side by
+        // side, with no padding. A batch's states depend on nothing outside it, so on the CPU
+        // the batches run on all cores (`dialeval_common::par_map`, in order): the same bits
+        // as one after the other. Other devices take them in turn (they run each batch
+        // themselves).
+        let forward = |chunk: &&[usize]| -> Result<Vec<f32>> {
             let (seq, b) = (chunk.first().map_or(0, |&i| encodings[i].get_ids().len()), chunk.len());
+            if seq == 0 {
+                return Ok(Vec::new());
+            }
+            let ids: Vec<i64> = chunk.iter().flat_map(|&i| encodings[i].get_ids().iter().map(|&id| i64::from(id))).collect();
+            let types: Vec<i64> = chunk.iter().flat_map(|&i| encodings[i].get_type_ids().iter().map(|&t| i64::from(t))).collect();
+            let int = |v: Vec<i64>| Tensor::<2, Int>::from_data(TensorData::new(v, [b, seq]), &self.device);
+            self.model.forward_unpadded(int(ids), int(types)).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("encoder output: {e:?}")))
+        };
+        let all_states: Vec<Result<Vec<f32>>> = if self.device == Device::flex() { dialeval_common::par_map(&batches, forward) } else { batches.iter().map(forward).collect() };
+        for (chunk, states) in batches.into_iter().zip(all_states) {
+            let states = states?;
+            let seq = chunk.first().map_or(0, |&i| encodings[i].get_ids().len());
             if seq == 0 {
                 // A tokenizer without special tokens gives an empty text no tokens: no states.
                 for &i in chunk {
@@ -416,10 +431,6 @@ impl PretrainedEncoder {
                 }
                 continue;
             }
-            let ids: Vec<i64> = chunk.iter().flat_map(|&i| encodings[i].get_ids().iter().map(|&id| i64::from(id))).collect();
-            let types: Vec<i64> = chunk.iter().flat_map(|&i| encodings[i].get_type_ids().iter().map(|&t| i64::from(t))).collect();
-            let int = |v: Vec<i64>| Tensor::<2, Int>::from_data(TensorData::new(v, [b, seq]), &self.device);
-            let states = self.model.forward_unpadded(int(ids), int(types)).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("encoder output: {e:?}")))?;
             for (row, &i) in chunk.iter().enumerate() {
                 let e = &encodings[i];
                 let n = e.get_ids().len();

@@ -141,6 +141,10 @@ fn minilm_matches_the_numpy_reference() {
     encoder.batch_tokens = 1;
     assert_eq!(encoder.encode(&texts).unwrap(), encoded);
     encoder.batch_tokens = 40;
+    // The batches run on all cores: one thread and four give the same bits.
+    let pool = |n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+    assert_eq!(pool(1).install(|| encoder.encode(&texts).unwrap()), encoded);
+    assert_eq!(pool(4).install(|| encoder.encode(&texts).unwrap()), encoded);
     let sentences = encoder.embed_sentences(&texts).unwrap();
     let mut worst: f64 = 1.0;
     for ((row, enc), got) in rows.iter().zip(&encoded).zip(&sentences) {
