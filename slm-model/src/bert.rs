@@ -410,8 +410,9 @@ impl PretrainedEncoder {
         // the batches run on all cores (`dialeval_common::par_map`, in order): the same bits
         // as one after the other. Other devices take them in turn (they run each batch
         // themselves).
+        let seq_of = |chunk: &[usize]| chunk.first().map_or(0, |&i| encodings[i].get_ids().len());
         let forward = |chunk: &&[usize]| -> Result<Vec<f32>> {
-            let (seq, b) = (chunk.first().map_or(0, |&i| encodings[i].get_ids().len()), chunk.len());
+            let (seq, b) = (seq_of(chunk), chunk.len());
             if seq == 0 {
                 return Ok(Vec::new());
             }
@@ -422,8 +423,7 @@ impl PretrainedEncoder {
         };
         let all_states: Vec<Result<Vec<f32>>> = if self.device == Device::flex() { dialeval_common::par_map(&batches, forward) } else { batches.iter().map(forward).collect() };
         for (chunk, states) in batches.into_iter().zip(all_states) {
-            let states = states?;
-            let seq = chunk.first().map_or(0, |&i| encodings[i].get_ids().len());
+            let (states, seq) = (states?, seq_of(chunk));
             if seq == 0 {
                 // A tokenizer without special tokens gives an empty text no tokens: no states.
                 for &i in chunk {

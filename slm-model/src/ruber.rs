@@ -605,7 +605,8 @@ impl RuberScorer {
     /// Loads `dir/best` (written by [`train_unreferenced`]).
     ///
     /// # Errors
-    /// Missing or unreadable files.
+    /// Missing or unreadable files, [`Error::Checksum`], [`Error::RecordMismatch`] when the saved
+    /// parameters do not fit the model `ruber.json` describes.
     pub fn load(dir: &Path, device: Device) -> Result<Self> {
         crate::bundle::verify(dir)?;
         let meta: RuberMeta = read_json(&dir.join("ruber.json"))?;

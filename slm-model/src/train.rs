@@ -541,7 +541,8 @@ impl Scorer {
     /// shipped checkpoint against its `SHA256SUMS` ([`crate::bundle::verify`]).
     ///
     /// # Errors
-    /// Missing or unreadable files, [`Error::Checksum`].
+    /// Missing or unreadable files, [`Error::Checksum`], [`Error::RecordMismatch`] when the saved
+    /// parameters do not fit the model `train.json` and `featurizer.json` describe.
     pub fn load(dir: &Path, device: Device) -> Result<Self> {
         crate::bundle::verify(dir)?;
         let featurizer: Featurizer = read_json(&dir.join("featurizer.json"))?;
