@@ -410,36 +410,38 @@ impl PretrainedEncoder {
         // the batches run on all cores (`dialeval_common::par_map`, in order): the same bits
         // as one after the other. Other devices take them in turn (they run each batch
         // themselves).
-        let seq_of = |chunk: &[usize]| chunk.first().map_or(0, |&i| encodings[i].get_ids().len());
-        let forward = |chunk: &&[usize]| -> Result<Vec<f32>> {
-            let (seq, b) = (seq_of(chunk), chunk.len());
-            if seq == 0 {
-                return Ok(Vec::new());
-            }
-            let ids: Vec<i64> = chunk.iter().flat_map(|&i| encodings[i].get_ids().iter().map(|&id| i64::from(id))).collect();
-            let types: Vec<i64> = chunk.iter().flat_map(|&i| encodings[i].get_type_ids().iter().map(|&t| i64::from(t))).collect();
-            let int = |v: Vec<i64>| Tensor::<2, Int>::from_data(TensorData::new(v, [b, seq]), &self.device);
-            self.model.forward_unpadded(int(ids), int(types)).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("encoder output: {e:?}")))
+        let forward = |chunk: &&[usize]| -> Result<Vec<Encoded>> {
+            let (seq, b) = (chunk.first().map_or(0, |&i| encodings[i].get_ids().len()), chunk.len());
+            // A tokenizer without special tokens gives an empty text no tokens: no states, and
+            // nothing to run.
+            let states = if seq == 0 {
+                Vec::new()
+            } else {
+                let ids: Vec<i64> = chunk.iter().flat_map(|&i| encodings[i].get_ids().iter().map(|&id| i64::from(id))).collect();
+                let types: Vec<i64> = chunk.iter().flat_map(|&i| encodings[i].get_type_ids().iter().map(|&t| i64::from(t))).collect();
+                let int = |v: Vec<i64>| Tensor::<2, Int>::from_data(TensorData::new(v, [b, seq]), &self.device);
+                self.model.forward_unpadded(int(ids), int(types)).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("encoder output: {e:?}")))?
+            };
+            // Split into each sentence's token states here, so a batch's flat output is dropped
+            // as soon as its sentences are built.
+            Ok(chunk
+                .iter()
+                .enumerate()
+                .map(|(row, &i)| {
+                    let e = &encodings[i];
+                    let start = row * seq * self.hidden;
+                    Encoded {
+                        tokens: e.get_tokens().to_vec(),
+                        ids: e.get_ids().to_vec(),
+                        states: (0..e.get_ids().len()).map(|j| states[start + j * self.hidden..start + (j + 1) * self.hidden].to_vec()).collect(),
+                    }
+                })
+                .collect())
         };
-        let all_states: Vec<Result<Vec<f32>>> = if self.device == Device::flex() { dialeval_common::par_map(&batches, forward) } else { batches.iter().map(forward).collect() };
-        for (chunk, states) in batches.into_iter().zip(all_states) {
-            let (states, seq) = (states?, seq_of(chunk));
-            if seq == 0 {
-                // A tokenizer without special tokens gives an empty text no tokens: no states.
-                for &i in chunk {
-                    out[i] = Some(Encoded { tokens: Vec::new(), ids: Vec::new(), states: Vec::new() });
-                }
-                continue;
-            }
-            for (row, &i) in chunk.iter().enumerate() {
-                let e = &encodings[i];
-                let n = e.get_ids().len();
-                let start = row * seq * self.hidden;
-                out[i] = Some(Encoded {
-                    tokens: e.get_tokens().to_vec(),
-                    ids: e.get_ids().to_vec(),
-                    states: (0..n).map(|j| states[start + j * self.hidden..start + (j + 1) * self.hidden].to_vec()).collect(),
-                });
+        let encoded: Vec<Result<Vec<Encoded>>> = if self.device == Device::flex() { dialeval_common::par_map(&batches, forward) } else { batches.iter().map(forward).collect() };
+        for (chunk, sentences) in batches.iter().zip(encoded) {
+            for (&i, sentence) in chunk.iter().zip(sentences?) {
+                out[i] = Some(sentence);
             }
         }
         Ok(out.into_iter().flatten().collect())
