@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release --example train_slm -- --data mix|ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only|concat]
 //!     [--text-encoder pretrained|cross|scratch] [--graph-dropout 0.3] [--topical yes|no] [--length-control yes|no] [--contrastive-weight 0.5] [--encoder DIR]
-//!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--context-turns 2]
+//!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--knowledge-unit whole|sentence] [--context-turns 2]
 //!     [--epochs 5] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
 //! ```
 //! - `mix` (the default): the training mix of `dialeval_datasets::mix` — DailyDialog++ dev + test
@@ -33,13 +33,31 @@ use dialeval_datasets::pairs::{DiplomacyPairConfig, PairKind, TrainingPair, dipl
 use dialeval_eval::models::{Compute, ddpp_slm_pairs, split_contexts};
 use dialeval_examples::YesNo;
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
-use dialeval_slm_model::data::SentenceVectors;
+use dialeval_slm_model::data::{KnowledgeUnit, SentenceVectors};
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
 use dialeval_slm_model::train::{Graphs, Scorer, TrainConfig, accuracy, roc_auc, scores_against, train};
 use dialeval_slm_model::vectors::CachedSentenceVectors;
 use serde_json::json;
 
 /// The training data.
+/// `--knowledge-unit` ([`KnowledgeUnit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Unit {
+    /// The whole knowledge text's sentence vector.
+    Whole,
+    /// The vector of its sentence nearest the response.
+    Sentence,
+}
+
+impl From<Unit> for KnowledgeUnit {
+    fn from(u: Unit) -> Self {
+        match u {
+            Unit::Whole => Self::Whole,
+            Unit::Sentence => Self::Sentence,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Data {
     /// The training mix (DailyDialog++ dev + test, data_positives, Topical-Chat).
@@ -110,6 +128,10 @@ struct Args {
     /// Share of training steps a pair's knowledge is withheld (it reads the no-knowledge input).
     #[arg(long, default_value_t = 0.0)]
     knowledge_dropout: f64,
+    /// What of the knowledge the channel reads: `whole` (its sentence vector) or `sentence`
+    /// (the vector of its sentence nearest the response).
+    #[arg(long, value_enum, default_value_t = Unit::Whole)]
+    knowledge_unit: Unit,
     /// mix: context turns the model reads (the last ones).
     #[arg(long, default_value_t = 2)]
     context_turns: usize,
@@ -223,6 +245,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         context_turns: args.context_turns,
         knowledge: args.knowledge.yes(),
         knowledge_dropout: args.knowledge_dropout,
+        knowledge_unit: args.knowledge_unit.into(),
         compute: args.device,
         ..TrainConfig::default()
     };
@@ -234,7 +257,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &args.device.device()?)?;
             let mut cache = dialeval_examples::embedding_cache(&encoder)?;
             let bar = dialeval_examples::Progress::new("embedding");
-            dialeval_eval::models::fill_pair_texts(&mut cache, &encoder, &[&train_pairs, &dev_pairs, &test_pairs], args.knowledge.yes(), &|d, t| bar.update(d, t))?;
+            dialeval_eval::models::fill_pair_texts(&mut cache, &encoder, &[&train_pairs, &dev_pairs, &test_pairs], args.knowledge.yes().then_some(config.knowledge_unit), &|d, t| bar.update(d, t))?;
             bar.finish();
             (Some(encoder), Some(cache))
         }

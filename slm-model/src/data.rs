@@ -57,6 +57,54 @@ pub fn knowledge_text(pair: &TrainingPair) -> Option<&str> {
     pair.knowledge.as_deref().filter(|k| !k.trim().is_empty())
 }
 
+/// What of a pair's knowledge the pretrained head's knowledge channel reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KnowledgeUnit {
+    /// The sentence vector of the whole knowledge text (cut at the encoder's longest input).
+    #[default]
+    Whole,
+    /// The vector of the knowledge sentence nearest the response (highest dot product, the
+    /// cosine of the encoder's normalised vectors; [`knowledge_sentences`]): a persona is a list of facts and a Wikipedia section a list of
+    /// sentences, of which a grounded response uses one; a pooled vector of all of them is
+    /// diluted, and the encoder reads only its first 256 word pieces.
+    Sentence,
+}
+
+/// Most sentences of one knowledge text [`KnowledgeUnit::Sentence`] reads (the first ones).
+pub const MAX_KNOWLEDGE_SENTENCES: usize = 32;
+
+/// The sentences of a knowledge text: its lines, each split after `.`, `!` or `?` followed by
+/// white space, trimmed, blank ones left out; at most [`MAX_KNOWLEDGE_SENTENCES`], the first.
+/// A persona's `your persona:` lines are one sentence each.
+pub fn knowledge_sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut start = 0;
+        let mut chars = line.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            let boundary = matches!(c, '.' | '!' | '?') && chars.peek().is_some_and(|&(_, n)| n.is_whitespace());
+            if boundary {
+                let end = i + c.len_utf8();
+                out.push(&line[start..end]);
+                start = end;
+            }
+        }
+        out.push(&line[start..]);
+    }
+    out.into_iter().map(str::trim).filter(|s| !s.is_empty()).take(MAX_KNOWLEDGE_SENTENCES).collect()
+}
+
+/// The texts whose vectors a model with the knowledge channel reads for a pair's knowledge:
+/// the whole text ([`knowledge_text`]) or its sentences ([`knowledge_sentences`]).
+pub fn knowledge_texts(pair: &TrainingPair, unit: KnowledgeUnit) -> Vec<&str> {
+    match (knowledge_text(pair), unit) {
+        (None, _) => Vec::new(),
+        (Some(k), KnowledgeUnit::Whole) => vec![k],
+        (Some(k), KnowledgeUnit::Sentence) => knowledge_sentences(k),
+    }
+}
+
 /// Special token ids of [`WordPieceTokenizer`].
 pub const PAD: u32 = 0;
 /// Unknown word piece.
@@ -196,7 +244,42 @@ impl WordPieceTokenizer {
 
 #[cfg(test)]
 mod tests {
+    use dialeval_datasets::pairs::PairKind;
+
     use super::*;
+
+    #[test]
+    fn knowledge_splits_into_lines_and_sentences() {
+        let persona = "your persona: i like dogs.\nyour persona: i've three cats.\n\n";
+        assert_eq!(knowledge_sentences(persona), ["your persona: i like dogs.", "your persona: i've three cats."]);
+        let wiki = "The club was founded in 1902. It plays in Madrid! Who knows? e.g.the 3.5 rule\n  second line without stop  ";
+        assert_eq!(knowledge_sentences(wiki), ["The club was founded in 1902.", "It plays in Madrid!", "Who knows?", "e.g.the 3.5 rule", "second line without stop"]);
+        assert!(knowledge_sentences(" \n\t").is_empty());
+        let many: String = (0..40).map(|i| format!("Fact {i}. ")).collect();
+        let cut = knowledge_sentences(&many);
+        assert_eq!(cut.len(), MAX_KNOWLEDGE_SENTENCES);
+        assert_eq!(cut[0], "Fact 0.");
+        let pair = |k: Option<&str>| TrainingPair {
+            id: "p".into(),
+            context: vec![],
+            response: String::new(),
+            kind: PairKind::Positive,
+            context_amr: vec![],
+            response_amr: None,
+            knowledge: k.map(str::to_owned),
+        };
+        assert_eq!(knowledge_texts(&pair(Some("A. B.")), KnowledgeUnit::Whole), ["A. B."]);
+        assert_eq!(knowledge_texts(&pair(Some("A. B.")), KnowledgeUnit::Sentence), ["A.", "B."]);
+        assert!(knowledge_texts(&pair(Some("  ")), KnowledgeUnit::Sentence).is_empty());
+        assert!(knowledge_texts(&pair(None), KnowledgeUnit::Whole).is_empty());
+    }
+
+    #[test]
+    fn the_nearest_knowledge_sentence_is_the_one_of_highest_dot_product() {
+        assert_eq!(nearest(vec![vec![1.0, 0.0], vec![0.6, 0.8], vec![0.0, 1.0]], &[0.0, 1.0]), Some(vec![0.0, 1.0]));
+        assert_eq!(nearest(vec![vec![0.6, 0.8], vec![0.8, 0.6]], &[1.0, 1.0]), Some(vec![0.6, 0.8]), "the first of equals");
+        assert_eq!(nearest(Vec::new(), &[1.0]), None);
+    }
 
     #[test]
     fn wordpiece_round_trips_through_json_and_splits_unseen_words() {
@@ -296,9 +379,27 @@ pub struct Featurizer {
     /// saved before the channel existed read none.
     #[serde(default)]
     pub knowledge: bool,
+    /// What of the knowledge the channel reads; models saved before the choice existed read
+    /// the whole text.
+    #[serde(default)]
+    pub knowledge_unit: KnowledgeUnit,
     /// The token spans of the cross-encoded text side (`None`: the other text sides).
     #[serde(default)]
     pub cross: Option<CrossSpans>,
+}
+
+/// The vector of `candidates` with the highest dot product with `target` (the first of equals);
+/// `None` when there are none.
+fn nearest(candidates: Vec<Vec<f32>>, target: &[f32]) -> Option<Vec<f32>> {
+    let dot = |v: &[f32]| v.iter().zip(target).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum::<f64>();
+    let mut best: Option<(f64, Vec<f32>)> = None;
+    for c in candidates {
+        let d = dot(&c);
+        if best.as_ref().is_none_or(|(b, _)| d > *b) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, v)| v)
 }
 
 /// The Graph-Transformer input of a PENMAN string, or `None` when it does not parse.
@@ -322,7 +423,18 @@ impl Featurizer {
         let texts = pairs.iter().flat_map(|p| p.context.iter().map(String::as_str).chain(std::iter::once(p.response.as_str())));
         let tokenizer = WordPieceTokenizer::train(texts, 8_000, 2)?;
         let graphs: Vec<GraphInput> = pairs.iter().flat_map(|p| p.context_amr.iter().flatten().chain(p.response_amr.iter())).filter_map(|g| graph_input(g, max_path)).collect();
-        Ok(Self { tokenizer, concepts: Vocab::concepts(&graphs, 1), labels: Vocab::path_labels(&graphs, 1), max_len, max_nodes, max_path, encoder: None, knowledge: false, cross: None })
+        Ok(Self {
+            tokenizer,
+            concepts: Vocab::concepts(&graphs, 1),
+            labels: Vocab::path_labels(&graphs, 1),
+            max_len,
+            max_nodes,
+            max_path,
+            encoder: None,
+            knowledge: false,
+            knowledge_unit: KnowledgeUnit::Whole,
+            cross: None,
+        })
     }
 
     /// Where the sentence representation comes from: the pretrained head when an encoder is
@@ -361,6 +473,18 @@ impl Featurizer {
         Ok(self)
     }
 
+    /// Sets what of the knowledge the channel reads.
+    pub fn with_knowledge_unit(mut self, unit: KnowledgeUnit) -> Self {
+        self.knowledge_unit = unit;
+        self
+    }
+
+    /// The texts whose vectors this featuriser reads for a pair's knowledge (none without the
+    /// channel; see [`knowledge_texts`]).
+    pub fn knowledge_texts<'a>(&self, pair: &'a TrainingPair) -> Vec<&'a str> {
+        if self.knowledge { knowledge_texts(pair, self.knowledge_unit) } else { Vec::new() }
+    }
+
     /// Checks that `vectors` come from the encoder this featuriser was fitted with (always true
     /// for the scratch text encoder, which needs none).
     ///
@@ -391,8 +515,12 @@ impl Featurizer {
             let context = context_text(pair);
             let knowledge = if self.knowledge { knowledge_text(pair) } else { None };
             let look_up = |t: &str| v.vector(t).ok_or_else(|| Error::MissingVector(t.to_owned()));
-            example.text_features = pair_features(&look_up(&context)?, &look_up(&pair.response)?);
-            example.knowledge = knowledge.map(look_up).transpose()?;
+            let response = look_up(&pair.response)?;
+            example.text_features = pair_features(&look_up(&context)?, &response);
+            example.knowledge = match self.knowledge_unit {
+                KnowledgeUnit::Whole => knowledge.map(look_up).transpose()?,
+                KnowledgeUnit::Sentence => nearest(self.knowledge_texts(pair).into_iter().map(look_up).collect::<Result<Vec<_>>>()?, &response),
+            };
             if self.text_encoder() == TextEncoderKind::Cross {
                 example.cross = Some(CrossTexts { context, response: pair.response.clone(), knowledge: knowledge.map(str::to_owned) });
             }

@@ -20,7 +20,7 @@ use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use serde::{Deserialize, Serialize};
 
 use crate::compute::{Compute, materialized};
-use crate::data::{Example, Featurizer, SentenceVectors};
+use crate::data::{Example, Featurizer, KnowledgeUnit, SentenceVectors};
 use crate::error::{Error, Result};
 use crate::model::{CrossEncoderConfig, GraphEncoderConfig, Mode, PretrainedHeadConfig, Slm, SlmConfig, TextEncoderConfig, TextEncoderKind};
 
@@ -82,6 +82,10 @@ pub struct TrainConfig {
     /// knowledge" input), so the context–response path keeps learning on grounded pairs.
     #[serde(default)]
     pub knowledge_dropout: f64,
+    /// What of the knowledge the channel reads: the whole text's vector or its sentence nearest
+    /// the response ([`KnowledgeUnit`]). Models trained before the choice existed read the whole.
+    #[serde(default)]
+    pub knowledge_unit: KnowledgeUnit,
     /// Where training runs (and the dev predictions of each epoch). Not saved with the run: a
     /// checkpoint resumes on any device ([`crate::compute`] states the tolerance).
     #[serde(skip)]
@@ -123,6 +127,7 @@ impl Default for TrainConfig {
             context_turns: default_context_turns(),
             knowledge: false,
             knowledge_dropout: 0.0,
+            knowledge_unit: KnowledgeUnit::Whole,
             compute: Compute::Cpu,
         }
     }
@@ -456,7 +461,7 @@ pub fn train(
             let Some(v) = vectors else { return Err(Error::Config("the pretrained text encoder needs sentence vectors".into())) };
             f = if config.text_encoder == TextEncoderKind::Cross { f.with_cross(v, crate::data::CrossSpans::default()) } else { f.with_pretrained(v) };
             if config.knowledge {
-                f = f.with_knowledge()?;
+                f = f.with_knowledge()?.with_knowledge_unit(config.knowledge_unit);
             }
         }
         write_json(&dir.join("featurizer.json"), &f)?;

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use dialeval_common::SplitMix64;
 use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use dialeval_slm_model::Error;
-use dialeval_slm_model::data::SentenceVectors;
+use dialeval_slm_model::data::{KnowledgeUnit, SentenceVectors};
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
 use dialeval_slm_model::train::{Scorer, TrainConfig, roc_auc, train};
 
@@ -174,6 +174,69 @@ fn the_knowledge_channel_learns_what_only_the_knowledge_tells() {
     for (_, _, _, dir) in results {
         let _ = std::fs::remove_dir_all(dir);
     }
+}
+
+/// As [`task`], with knowledge of `facts` sentences (one line each) of which one lies near the
+/// positive's topic and the others anywhere; the whole text's vector is the normalised mean of
+/// its sentences' (what pooling over a persona does).
+fn persona_task(table: &mut Table, n: usize, facts: usize, seed: u64, tag: &str) -> Vec<TrainingPair> {
+    let mut rng = SplitMix64(seed);
+    let mut pairs = Vec::new();
+    for i in 0..n {
+        let topic = random(&mut rng);
+        let other = random(&mut rng);
+        let grounded = rng.below(facts);
+        let lines: Vec<String> = (0..facts).map(|f| format!("{tag} fact {f} of persona {i}.")).collect();
+        let vectors: Vec<Vec<f32>> = (0..facts).map(|f| if f == grounded { near(&topic, &mut rng) } else { random(&mut rng) }).collect();
+        let mean = unit((0..DIM).map(|d| vectors.iter().map(|v| v[d]).sum::<f32>()).collect());
+        let knowledge = lines.join("\n");
+        for (line, v) in lines.into_iter().zip(vectors) {
+            table.0.insert(line, v);
+        }
+        table.0.insert(knowledge.clone(), mean);
+        let (context, positive, negative) = (format!("{tag}-context-{i}"), format!("{tag}-positive-{i}"), format!("{tag}-negative-{i}"));
+        table.0.insert(context.clone(), random(&mut rng));
+        table.0.insert(positive.clone(), near(&topic, &mut rng));
+        table.0.insert(negative.clone(), near(&other, &mut rng));
+        for (response, kind) in [(positive, PairKind::Positive), (negative, PairKind::RandomNegative)] {
+            pairs.push(TrainingPair { id: format!("{tag}-{i}"), context: vec![context.clone()], response, kind, context_amr: vec![], response_amr: None, knowledge: Some(knowledge.clone()) });
+        }
+    }
+    pairs
+}
+
+#[test]
+fn the_sentence_unit_finds_the_one_fact_a_response_is_grounded_in() {
+    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut table = Table::default();
+    let train_pairs = persona_task(&mut table, 256, 6, 31, "train");
+    let dev = persona_task(&mut table, 48, 6, 32, "dev");
+    let test = persona_task(&mut table, 64, 6, 33, "test");
+    let mut aucs = Vec::new();
+    for (name, unit) in [("whole", KnowledgeUnit::Whole), ("sentence", KnowledgeUnit::Sentence)] {
+        let dir = temp(name);
+        train(&train_pairs, &dev, &TrainConfig { knowledge_unit: unit, ..config(true, 0.0) }, &dir, Some(&table), &|_, _, _| {}).unwrap();
+        let scorer = Scorer::load(&dir, burn::prelude::Device::flex()).unwrap();
+        assert_eq!(scorer.featurizer().knowledge_unit, unit, "the unit is saved with the model");
+        aucs.push(auc(&scorer, &test, &table));
+        if unit == KnowledgeUnit::Sentence {
+            // Only the sentences are read: the whole text's vector is not needed.
+            let mut without_whole = Table(table.0.clone());
+            for p in &test {
+                without_whole.0.remove(p.knowledge.as_deref().unwrap());
+            }
+            assert_eq!(scorer.score(&test, Some(&without_whole)).unwrap(), scorer.score(&test, Some(&table)).unwrap());
+            // A sentence whose vector was never computed is named.
+            let mut unknown = test[..1].to_vec();
+            unknown[0].knowledge = Some("An unseen fact.\nAnother one.".into());
+            assert!(matches!(scorer.score(&unknown, Some(&table)), Err(Error::MissingVector(t)) if t == "An unseen fact."));
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    let (whole, sentence) = (aucs[0], aucs[1]);
+    eprintln!("one grounded fact of six: test AUC whole {whole:.3}, sentence {sentence:.3}");
+    assert!(sentence > 0.8, "the nearest sentence carries the grounding: AUC {sentence}");
+    assert!(sentence > whole + 0.2, "the pooled persona dilutes it: sentence {sentence} vs whole {whole}");
 }
 
 #[test]

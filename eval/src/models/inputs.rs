@@ -4,6 +4,7 @@
 use dialeval_datasets::DialogueItem;
 use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use dialeval_slm_model::bert::PretrainedEncoder;
+use dialeval_slm_model::data::KnowledgeUnit;
 use dialeval_slm_model::train::Scorer;
 use dialeval_slm_model::vectors::{CachedSentenceVectors, EmbeddingCache};
 
@@ -26,15 +27,16 @@ pub fn slm_pair(item: &DialogueItem, turns: usize) -> TrainingPair {
 }
 
 /// Encodes into `cache` every context ([`dialeval_slm_model::data::context_text`]) and response
-/// of the pairs in `parts` not yet there, and with `knowledge` every pair's knowledge: the texts
-/// whose vectors the SLM's pretrained head reads.
+/// of the pairs in `parts` not yet there, and with `knowledge` every pair's knowledge as that
+/// unit reads it ([`dialeval_slm_model::data::knowledge_texts`]): the texts whose vectors the
+/// SLM's pretrained head reads.
 ///
 /// # Errors
 /// Encoder or cache failures.
-pub fn fill_pair_texts(cache: &mut EmbeddingCache, encoder: &PretrainedEncoder, parts: &[&[TrainingPair]], knowledge: bool, progress: &dyn Fn(usize, usize)) -> Result<()> {
+pub fn fill_pair_texts(cache: &mut EmbeddingCache, encoder: &PretrainedEncoder, parts: &[&[TrainingPair]], knowledge: Option<KnowledgeUnit>, progress: &dyn Fn(usize, usize)) -> Result<()> {
     let pairs = || parts.iter().flat_map(|part| part.iter());
     let contexts: Vec<String> = pairs().map(dialeval_slm_model::data::context_text).collect();
-    let knowledge = pairs().filter(|_| knowledge).filter_map(dialeval_slm_model::data::knowledge_text);
+    let knowledge = pairs().flat_map(|p| knowledge.map(|unit| dialeval_slm_model::data::knowledge_texts(p, unit)).unwrap_or_default());
     let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(pairs().map(|p| p.response.as_str())).chain(knowledge).collect();
     Ok(cache.fill(encoder, &texts, progress)?)
 }
@@ -51,7 +53,8 @@ pub fn score_slm_pairs(scorer: &Scorer, pairs: &[TrainingPair], encoder: Option<
     }
     let (encoder, cache) = encoder.ok_or_else(|| Error::Config("this SLM reads pretrained sentence vectors: fetch all-MiniLM-L6-v2 with scripts/fetch_minilm.sh".into()))?;
     cache.with(|cache| {
-        fill_pair_texts(cache, encoder, &[pairs], scorer.featurizer().knowledge, progress)?;
+        let featurizer = scorer.featurizer();
+        fill_pair_texts(cache, encoder, &[pairs], featurizer.knowledge.then_some(featurizer.knowledge_unit), progress)?;
         Ok(scorer.score(pairs, Some(&CachedSentenceVectors::new(cache, encoder.fingerprint())))?)
     })
 }
