@@ -39,7 +39,6 @@ use dialeval_slm_model::train::{Graphs, Scorer, TrainConfig, accuracy, roc_auc, 
 use dialeval_slm_model::vectors::CachedSentenceVectors;
 use serde_json::json;
 
-/// The training data.
 /// `--knowledge-unit` ([`KnowledgeUnit`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Unit {
@@ -58,6 +57,7 @@ impl From<Unit> for KnowledgeUnit {
     }
 }
 
+/// The training data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Data {
     /// The training mix (DailyDialog++ dev + test, data_positives, Topical-Chat).

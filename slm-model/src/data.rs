@@ -65,9 +65,10 @@ pub enum KnowledgeUnit {
     #[default]
     Whole,
     /// The vector of the knowledge sentence nearest the response (highest dot product, the
-    /// cosine of the encoder's normalised vectors; [`knowledge_sentences`]): a persona is a list of facts and a Wikipedia section a list of
-    /// sentences, of which a grounded response uses one; a pooled vector of all of them is
-    /// diluted, and the encoder reads only its first 256 word pieces.
+    /// cosine of the encoder's normalised vectors; [`knowledge_sentences`]): a persona is a list
+    /// of facts and a Wikipedia section a list of sentences, of which a grounded response uses
+    /// one; a pooled vector of all of them dilutes it, and the encoder reads only the first
+    /// word pieces of a long text (256 for all-MiniLM-L6-v2).
     Sentence,
 }
 
