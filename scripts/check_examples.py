@@ -134,22 +134,26 @@ with tempfile.TemporaryDirectory() as tmp:
     if [r["device"] for r in rows] != ["cpu", "wgpu"] or not all(r[k] > 0 for r in rows for k in keys) or "| wgpu |" not in out.stdout:
         sys.exit(f"FAILED: gpu_bench {rows} {out.stdout}")
 print("gpu_bench: MiniLM, SLM step and scoring, BERT-RUBER epoch timed on flex and wgpu")
-# train_slm on the training mix at toy size: the pretrained and the cross-encoded text sides,
-# tested with graphs withheld; the cross-encoded model then scores the JSONL fixture (its token
-# states read through the shared cache)
+# train_slm on the training mix at toy size: the pretrained text side with the knowledge channel
+# reading the nearest knowledge sentence (Topical-Chat in the mix) and the cross-encoded text
+# side, tested with graphs withheld; each model then scores the JSONL fixture (one item with
+# knowledge: its sentences' vectors, or the cross model's token states, read through the
+# shared cache)
 if (shared / "data/topical-chat").is_dir():
-    for text_encoder in ("pretrained", "cross"):
+    for text_encoder, extra in (("pretrained", ["--topical", "yes", "--knowledge", "yes", "--knowledge-unit", "sentence", "--knowledge-dropout", "0.5"]),
+                                ("cross", ["--topical", "no"])):
         with tempfile.TemporaryDirectory() as tmp:
-            logs = run(examples / "train_slm", "--data", "mix", "--topical", "no", "--out", tmp, "--epochs", "1", "--limit", "400",
+            logs = run(examples / "train_slm", "--data", "mix", *extra, "--out", tmp, "--epochs", "1", "--limit", "400",
                        "--text-encoder", text_encoder, "--d-model", "16", "--layers", "1", "--shared", shared)
             test = logs[-1]["test"]
             if not (0.0 <= test["auc_random"] <= 1.0 and 0.0 <= test["graphs_withheld"]["auc"] <= 1.0):
                 sys.exit(f"FAILED: train_slm --data mix --text-encoder {text_encoder} {logs}")
-            if text_encoder == "cross":
-                scores = run(examples / "score_slm", tmp, root / "datasets/tests/fixtures/user.jsonl")
-                if len(scores) != 2 or not all(0.0 <= s["score"] <= 1.0 for s in scores):
-                    sys.exit(f"FAILED: score_slm (cross) {scores}")
-    print("train_slm --data mix: pretrained and cross-encoded text sides, tested with and without graphs; score_slm on the cross model")
+            if text_encoder == "pretrained" and json.loads((Path(tmp) / "featurizer.json").read_text()).get("knowledge_unit") != "sentence":
+                sys.exit("FAILED: train_slm --knowledge-unit sentence is not saved in featurizer.json")
+            scores = run(examples / "score_slm", tmp, root / "datasets/tests/fixtures/user.jsonl")
+            if len(scores) != 2 or not all(0.0 <= s["score"] <= 1.0 for s in scores):
+                sys.exit(f"FAILED: score_slm ({text_encoder}) {scores}")
+    print("train_slm --data mix: pretrained (knowledge, nearest sentence) and cross-encoded text sides, tested with and without graphs; score_slm on both")
 # amr_experiment (issue 9's grid) at toy size: gated and text-only on 30 silver-AMR contexts
 if (shared / "data/silver-amr").is_dir():
     with tempfile.TemporaryDirectory() as tmp:
