@@ -24,7 +24,7 @@ use dialeval_amr_graph::simplify::{LinearizeOptions, Pipeline, linearize};
 use dialeval_amr_graph::smatch::{Smatch, SmatchConfig, SmatchTriples};
 
 fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+    dialeval_testkit::workspace_dir()
 }
 
 fn shared() -> Option<PathBuf> {

@@ -29,7 +29,7 @@ fn split(items: Vec<Result<Tree, Error>>) -> (Vec<Tree>, Vec<ParseErrorKind>) {
 }
 
 fn bundled(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/amr").join(name)
+    dialeval_testkit::workspace_dir().join("data/amr").join(name)
 }
 
 #[test]

@@ -15,7 +15,7 @@ fn trees(path: &Path) -> Vec<Tree> {
 }
 
 fn corpora() -> Vec<PathBuf> {
-    let mut files = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/amr/little-prince-v3.0-first40.amr.txt")];
+    let mut files = vec![dialeval_testkit::workspace_dir().join("data/amr/little-prince-v3.0-first40.amr.txt")];
     if let Some(shared) = dialeval_testkit::shared_dir() {
         files.push(shared.join("data/amr-little-prince/amr-bank-struct-v3.0.txt"));
         files.push(shared.join("data/silver-amr/usr-personachat.silver.amr.txt"));

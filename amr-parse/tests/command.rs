@@ -4,8 +4,8 @@
 use dialeval_amr_parse::{AmrParser, CommandAmrParser, Error};
 
 fn parser(extra: &[&str]) -> CommandAmrParser {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fake_parser.py");
-    CommandAmrParser::new("python3", std::iter::once(script).chain(extra.iter().copied()).map(str::to_owned).collect())
+    let script = dialeval_testkit::package_dir(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_parser.py");
+    CommandAmrParser::new("python3", std::iter::once(script.to_string_lossy().into_owned()).chain(extra.iter().map(|s| (*s).to_owned())).collect())
 }
 
 #[test]

@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn context_ids_read_a_list_and_name_a_bad_file() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/silver-amr");
+        let dir = dialeval_testkit::workspace_dir().join("data/silver-amr");
         let ids = context_ids(&dir.join("dailydialog-plusplus-dev200.context-ids.json")).unwrap_or_default();
         assert_eq!(ids.len(), 200);
         let bad = std::env::temp_dir().join(format!("dialeval-context-ids-{}.json", std::process::id()));

@@ -2,12 +2,12 @@
 //! malformed inputs of every loader.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use dialeval_datasets::{Criterion, Error, Place, ddpp, fed, grade, jsonl, usr};
 
 fn fixture(p: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(p)
+    dialeval_testkit::package_dir(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(p)
 }
 
 fn temp(name: &str, content: &str) -> PathBuf {

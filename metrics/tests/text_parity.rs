@@ -98,7 +98,7 @@ fn rouge_matches_rouge_score_with_and_without_stemming() {
 #[test]
 fn porter_matches_nltk_on_40000_words() {
     // Written by scripts/make_porter_fixture.py with nltk 3.10.4 (bundled: runs without ../shared).
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/porter_nltk.tsv")).unwrap();
+    let text = std::fs::read_to_string(dialeval_testkit::package_dir(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/porter_nltk.tsv")).unwrap();
     let mut n = 0;
     for line in text.lines() {
         let (word, want) = line.split_once('\t').unwrap();
@@ -139,7 +139,7 @@ fn wordnet_synonyms_match_nltk() {
         }
         Err(e) => panic!("{e}"),
     };
-    let rows = read_jsonl(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wordnet_synonyms_nltk.jsonl")));
+    let rows = read_jsonl(&dialeval_testkit::package_dir(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/wordnet_synonyms_nltk.jsonl"));
     assert!(rows.len() > 800);
     for row in rows {
         let word = row["word"].as_str().unwrap();

@@ -11,9 +11,18 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-/// The workspace root.
+/// The directory of the package whose test or bench is running: `CARGO_MANIFEST_DIR` as cargo
+/// sets it when it runs the binary, else `compiled` (the caller's `env!("CARGO_MANIFEST_DIR")`,
+/// for a binary run by hand). The value at run time names the checkout being tested; the one
+/// compiled in names the checkout that built the binary, which is another one when checkouts
+/// share a target directory and cargo reuses a binary whose sources are older than it.
+pub fn package_dir(compiled: &str) -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).filter(|d| d.is_dir()).unwrap_or_else(|| PathBuf::from(compiled))
+}
+
+/// The workspace root (every package sits one level below it).
 pub fn workspace_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+    package_dir(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// `$DIALEVAL_SHARED`, or `../shared` beside the workspace root.
