@@ -39,24 +39,6 @@ use dialeval_slm_model::train::{Graphs, Scorer, TrainConfig, accuracy, roc_auc, 
 use dialeval_slm_model::vectors::CachedSentenceVectors;
 use serde_json::json;
 
-/// `--knowledge-unit` ([`KnowledgeUnit`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Unit {
-    /// The whole knowledge text's sentence vector.
-    Whole,
-    /// The vector of its sentence nearest the response.
-    Sentence,
-}
-
-impl From<Unit> for KnowledgeUnit {
-    fn from(u: Unit) -> Self {
-        match u {
-            Unit::Whole => Self::Whole,
-            Unit::Sentence => Self::Sentence,
-        }
-    }
-}
-
 /// The training data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Data {
@@ -130,8 +112,8 @@ struct Args {
     knowledge_dropout: f64,
     /// What of the knowledge the channel reads: `whole` (its sentence vector) or `sentence`
     /// (the vector of its sentence nearest the response).
-    #[arg(long, value_enum, default_value_t = Unit::Whole)]
-    knowledge_unit: Unit,
+    #[arg(long, default_value = "whole", value_parser = dialeval_examples::serde_value::<KnowledgeUnit>)]
+    knowledge_unit: KnowledgeUnit,
     /// mix: context turns the model reads (the last ones).
     #[arg(long, default_value_t = 2)]
     context_turns: usize,
@@ -245,7 +227,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         context_turns: args.context_turns,
         knowledge: args.knowledge.yes(),
         knowledge_dropout: args.knowledge_dropout,
-        knowledge_unit: args.knowledge_unit.into(),
+        knowledge_unit: args.knowledge_unit,
         compute: args.device,
         ..TrainConfig::default()
     };

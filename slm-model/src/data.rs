@@ -480,12 +480,6 @@ impl Featurizer {
         self
     }
 
-    /// The texts whose vectors this featuriser reads for a pair's knowledge (none without the
-    /// channel; see [`knowledge_texts`]).
-    pub fn knowledge_texts<'a>(&self, pair: &'a TrainingPair) -> Vec<&'a str> {
-        if self.knowledge { knowledge_texts(pair, self.knowledge_unit) } else { Vec::new() }
-    }
-
     /// Checks that `vectors` come from the encoder this featuriser was fitted with (always true
     /// for the scratch text encoder, which needs none).
     ///
@@ -520,7 +514,7 @@ impl Featurizer {
             example.text_features = pair_features(&look_up(&context)?, &response);
             example.knowledge = match self.knowledge_unit {
                 KnowledgeUnit::Whole => knowledge.map(look_up).transpose()?,
-                KnowledgeUnit::Sentence => nearest(self.knowledge_texts(pair).into_iter().map(look_up).collect::<Result<Vec<_>>>()?, &response),
+                KnowledgeUnit::Sentence => nearest(knowledge.map(knowledge_sentences).unwrap_or_default().into_iter().map(look_up).collect::<Result<Vec<_>>>()?, &response),
             };
             if self.text_encoder() == TextEncoderKind::Cross {
                 example.cross = Some(CrossTexts { context, response: pair.response.clone(), knowledge: knowledge.map(str::to_owned) });
