@@ -27,7 +27,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use dialeval_datasets::amr::{AmrIndex, read_blocks};
+use dialeval_datasets::amr::{AmrIndex, read_blocks_lenient};
 use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::pairs::{DiplomacyPairConfig, PairKind, TrainingPair, diplomacy_pairs, split_by_group};
 use dialeval_eval::models::{Compute, ddpp_slm_pairs, split_contexts};
@@ -197,7 +197,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             (train_pairs, dev_pairs, test_pairs)
         }
         Data::Diplomacy => {
-            let blocks = read_blocks(&shared.join("data/amr-diplomacy/dip-all-amr-smosher.txt"))?;
+            let (blocks, malformed) = read_blocks_lenient(&shared.join("data/amr-diplomacy/dip-all-amr-smosher.txt"))?;
+            for bad in &malformed {
+                eprintln!("train_slm: AMR block skipped: {bad}");
+            }
             let (pairs, _) = diplomacy_pairs(&blocks, &DiplomacyPairConfig { seed, ..DiplomacyPairConfig::default() })?;
             split_by_group(pairs, [0.7, 0.15, 0.15], seed, |p| p.id.rsplit_once('.').map_or(p.id.as_str(), |(conversation, _)| conversation))?
         }

@@ -73,6 +73,16 @@ pub enum ParseErrorKind {
         /// The block's `::id`, if it has one.
         id: Option<String>,
     },
+    /// A node nested deeper than [`crate::penman::MAX_DEPTH`] levels.
+    TooDeep {
+        /// The limit.
+        limit: usize,
+    },
+    /// A graph with more than [`crate::penman::MAX_NODES`] nodes.
+    TooLarge {
+        /// The limit.
+        limit: usize,
+    },
 }
 
 /// A syntax error with its position (1-based line and column, in characters) and the offending line.
@@ -115,6 +125,8 @@ impl fmt::Display for ParseError {
             ParseErrorKind::OrphanMetadata { id } => {
                 write!(f, "metadata block {} has no graph (the next block starts new metadata)", id.as_deref().map_or_else(|| "without ::id".to_owned(), |id| format!("for {id:?}")))?
             }
+            ParseErrorKind::TooDeep { limit } => write!(f, "graph nested deeper than {limit} levels (the reader's limit)")?,
+            ParseErrorKind::TooLarge { limit } => write!(f, "graph with more than {limit} nodes (the reader's limit)")?,
         }
         write!(f, " at line {}, column {}: {}", self.line, self.column, self.snippet)
     }

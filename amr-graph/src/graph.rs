@@ -205,7 +205,9 @@ impl AmrGraph {
     /// except in rare orderings; decoding the result always gives back the same triples.
     ///
     /// # Errors
-    /// [`Error::Config`] when `top` has no instance triple or some triple is not connected to it.
+    /// [`Error::Config`] when `top` has no instance triple, some triple is not connected to it,
+    /// or the layout would nest deeper than [`penman::MAX_DEPTH`] (a chain of that many
+    /// variables): a tree the reader would refuse is not made here either.
     pub fn from_triples(top: &str, triples: &[Triple], metadata: Metadata) -> Result<Self> {
         let node = configure(top, triples)?;
         Ok(Self::from_tree(Tree { metadata, node }))
@@ -581,7 +583,7 @@ fn configure(top: &str, triples: &[Triple]) -> Result<Node> {
     }
     let mut placed = vec![false; triples.len()];
     let mut defined = HashSet::new();
-    let node = place(top, triples, &variables, &mut placed, &mut defined);
+    let node = place(top, triples, &variables, &mut placed, &mut defined, 1)?;
     if let Some(i) = placed.iter().position(|p| !p) {
         let t = &triples[i];
         return Err(Error::Config(format!("triple ({}, {}, {}) is not connected to top {top:?}", t.source, t.role, t.target_str())));
@@ -589,7 +591,11 @@ fn configure(top: &str, triples: &[Triple]) -> Result<Node> {
     Ok(node)
 }
 
-fn place<'a>(var: &'a str, triples: &'a [Triple], variables: &HashSet<&str>, placed: &mut [bool], defined: &mut HashSet<&'a str>) -> Node {
+/// The node of `var` at nesting `depth` (recursive, at most [`penman::MAX_DEPTH`] deep).
+fn place<'a>(var: &'a str, triples: &'a [Triple], variables: &HashSet<&str>, placed: &mut [bool], defined: &mut HashSet<&'a str>, depth: usize) -> Result<Node> {
+    if depth > penman::MAX_DEPTH {
+        return Err(Error::Config(format!("the layout from the top nests deeper than {} levels (the PENMAN reader's limit)", penman::MAX_DEPTH)));
+    }
     defined.insert(var);
     let mut node = Node { var: var.into(), concept: None, edges: Vec::new() };
     for i in 0..triples.len() {
@@ -611,12 +617,12 @@ fn place<'a>(var: &'a str, triples: &'a [Triple], variables: &HashSet<&str>, pla
         }
         let target = match target {
             None => Target::Missing,
-            Some(v) if variables.contains(v) && !defined.contains(v) => Target::Node(place(v, triples, variables, placed, defined)),
+            Some(v) if variables.contains(v) && !defined.contains(v) => Target::Node(place(v, triples, variables, placed, defined, depth + 1)?),
             Some(v) => Target::Atom(v.into()),
         };
         node.edges.push(penman::Edge { role, target });
     }
-    node
+    Ok(node)
 }
 
 #[cfg(test)]

@@ -115,7 +115,7 @@ impl GraphInput {
         let mut labels = Vec::with_capacity(kept * kept * 2);
         let mut offsets = Vec::with_capacity(kept * kept + 1);
         offsets.push(0);
-        let mut search = Bfs::new(n_graph);
+        let mut search = Bfs::new(n_graph, config.max_path_len);
         let mut path = Vec::new();
         for i in first..n {
             if i < n_graph {
@@ -126,15 +126,16 @@ impl GraphInput {
                     labels.push(CompactString::const_new(SELF));
                 } else if i == n_graph || j == n_graph {
                     labels.push(CompactString::const_new(EOS));
-                } else if search.path_to(j, &adjacency, &mut path) {
-                    if path.len() <= config.max_path_len {
-                        labels.extend(path.iter().map(|&l| l.clone()));
-                    } else {
-                        labels.extend(path[..config.max_path_len - 1].iter().map(|&l| l.clone()));
-                        labels.push(CompactString::const_new(TRUNCATED));
-                    }
                 } else {
-                    labels.push(CompactString::const_new(UNREACHABLE));
+                    match search.path_to(j, &adjacency, &mut path) {
+                        Some(truncated) => {
+                            labels.extend(path.iter().map(|&l| l.clone()));
+                            if truncated {
+                                labels.push(CompactString::const_new(TRUNCATED));
+                            }
+                        }
+                        None => labels.push(CompactString::const_new(UNREACHABLE)),
+                    }
                 }
                 offsets.push(u32::try_from(labels.len()).unwrap_or(u32::MAX));
             }
@@ -214,43 +215,57 @@ struct Bfs {
     /// `(previous node, index into its adjacency)` per reached node.
     parent: Vec<Option<(usize, usize)>>,
     seen: Vec<bool>,
+    /// Edges from the start.
+    dist: Vec<usize>,
+    /// The node on the path from the start at distance `min(dist, prefix)`: where a path too
+    /// long for a cell is cut, so that writing a cell costs O(max_path_len), not O(distance).
+    cut: Vec<usize>,
+    /// How many labels a truncated cell keeps before [`TRUNCATED`].
+    prefix: usize,
     queue: VecDeque<usize>,
 }
 
 impl Bfs {
-    fn new(n: usize) -> Self {
-        Self { parent: vec![None; n], seen: vec![false; n], queue: VecDeque::with_capacity(n) }
+    fn new(n: usize, max_path_len: usize) -> Self {
+        Self { parent: vec![None; n], seen: vec![false; n], dist: vec![0; n], cut: vec![0; n], prefix: max_path_len - 1, queue: VecDeque::with_capacity(n) }
     }
 
     fn run(&mut self, start: usize, adjacency: &[Vec<(usize, CompactString)>]) {
         self.parent.fill(None);
         self.seen.fill(false);
         self.seen[start] = true;
+        self.dist[start] = 0;
+        self.cut[start] = start;
         self.queue.push_back(start);
         while let Some(u) = self.queue.pop_front() {
             for (k, (v, _)) in adjacency[u].iter().enumerate() {
                 if !self.seen[*v] {
                     self.seen[*v] = true;
                     self.parent[*v] = Some((u, k));
+                    self.dist[*v] = self.dist[u] + 1;
+                    self.cut[*v] = if self.dist[*v] <= self.prefix { *v } else { self.cut[u] };
                     self.queue.push_back(*v);
                 }
             }
         }
     }
 
-    /// Writes the labels from the last start to `target` into `path`; `false` if unreachable.
-    fn path_to<'a>(&self, target: usize, adjacency: &'a [Vec<(usize, CompactString)>], path: &mut Vec<&'a CompactString>) -> bool {
+    /// Writes the labels from the last start to `target` into `path`, at most `prefix + 1` of
+    /// them: the whole path when it is that short, else its first `prefix` labels and
+    /// `Some(true)` (the cell is truncated). `None` if unreachable.
+    fn path_to<'a>(&self, target: usize, adjacency: &'a [Vec<(usize, CompactString)>], path: &mut Vec<&'a CompactString>) -> Option<bool> {
         path.clear();
         if !self.seen[target] {
-            return false;
+            return None;
         }
-        let mut at = target;
+        let truncated = self.dist[target] > self.prefix + 1;
+        let mut at = if truncated { self.cut[target] } else { target };
         while let Some((u, k)) = self.parent[at] {
             path.push(&adjacency[u][k].1);
             at = u;
         }
         path.reverse();
-        true
+        Some(truncated)
     }
 }
 

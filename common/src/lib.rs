@@ -52,6 +52,13 @@ pub trait TokenEmbedder {
     /// # Errors
     /// Whatever the encoder reports.
     fn embed_tokens(&self, texts: &[&str]) -> Result<Vec<TokenEmbeddings>, EmbedError>;
+
+    /// The most tokens of a text the embedder reads (its window, without special tokens):
+    /// a text with this many tokens may have been cut to them. `None` (the default) for an
+    /// embedder that reads every token.
+    fn max_tokens(&self) -> Option<usize> {
+        None
+    }
 }
 
 macro_rules! forward {
@@ -70,6 +77,9 @@ macro_rules! forward {
             }
             fn embed_tokens(&self, texts: &[&str]) -> Result<Vec<TokenEmbeddings>, EmbedError> {
                 (**self).embed_tokens(texts)
+            }
+            fn max_tokens(&self) -> Option<usize> {
+                (**self).max_tokens()
             }
         }
     )*};
@@ -339,4 +349,18 @@ pub fn roc_auc(scores: &[f64], labels: &[u8]) -> Result<f64, AucError> {
 /// crates report (length-matched negatives, a score's correlation with response length).
 pub fn word_count(text: &str) -> usize {
     text.split_whitespace().count()
+}
+
+/// The size limits of one AMR graph that every dialeval crate applies: the PENMAN reader of
+/// `dialeval-amr-graph` refuses a graph beyond them with a typed error, and the side-file reader
+/// of `dialeval-datasets` names such a block as malformed (file, line, `::id`) before anything
+/// parses it. They bound every walk over a graph (recursion depth, quadratic tables) for any
+/// text a user hands in; real AMR is far inside them (sentence graphs have tens of nodes and
+/// are rarely 20 levels deep).
+pub mod amr_limits {
+    /// The deepest nesting of nodes (the top node is at depth 1): 512 levels of the recursive
+    /// walks stay far below a 2 MiB thread stack.
+    pub const MAX_DEPTH: usize = 512;
+    /// The most nodes (variables) one graph may have.
+    pub const MAX_NODES: usize = 10_000;
 }

@@ -74,11 +74,51 @@ impl std::fmt::Display for MalformedBlock {
     }
 }
 
-/// Splits a side file into blocks at blank lines. Comment-only blocks (headers) are skipped.
+/// What is wrong with a block's graph lines that one pass can tell (the full syntax belongs to
+/// `dialeval-amr-graph`): no `(` to open it, the empty graph `()`, unbalanced parentheses, or a
+/// graph beyond the shared size limits ([`dialeval_common::amr_limits`]: nesting depth and
+/// nodes, counted as the `(` outside quoted constants, as the PENMAN reader counts them).
+fn graph_problem(graph: &[&str]) -> Option<String> {
+    use dialeval_common::amr_limits::{MAX_DEPTH, MAX_NODES};
+    let mut chars = graph.iter().flat_map(|l| l.chars()).filter(|c| !c.is_whitespace());
+    match (chars.next(), chars.next()) {
+        (Some('('), Some(')')) => return Some("the graph `()` has no node".into()),
+        (Some('('), _) => {}
+        _ => return Some("the graph does not start with `(`".into()),
+    }
+    let (mut depth, mut deepest, mut nodes, mut quoted, mut escaped) = (0_i64, 0_i64, 0_usize, false, false);
+    for b in graph.iter().flat_map(|l| l.bytes().chain(std::iter::once(b'\n'))) {
+        match b {
+            _ if escaped => escaped = false,
+            b'\\' if quoted => escaped = true,
+            b'"' => quoted = !quoted,
+            b'(' if !quoted => {
+                depth += 1;
+                nodes += 1;
+                deepest = deepest.max(depth);
+            }
+            b')' if !quoted => depth -= 1,
+            _ => {}
+        }
+    }
+    if deepest > MAX_DEPTH as i64 {
+        return Some(format!("the graph is nested {deepest} levels deep (the limit is {MAX_DEPTH})"));
+    }
+    if nodes > MAX_NODES {
+        return Some(format!("the graph has {nodes} nodes (the limit is {MAX_NODES})"));
+    }
+    // A quote left open may hide parentheses: the syntax check is the parser's.
+    (depth != 0 && !quoted).then(|| "unbalanced parentheses in the graph".into())
+}
+
+/// Splits a side file into blocks at blank lines. Comment-only blocks without `::id` or `::snt`
+/// (headers) are skipped.
 ///
 /// # Errors
-/// I/O; a block with graph lines but unbalanced parentheses (named by its line). To keep the
-/// other graphs of a file with a bad block, use [`read_blocks_lenient`].
+/// I/O; a malformed block (named by its line): one with `::id` or `::snt` but no graph, a graph
+/// that is `()`, does not start with `(`, has unbalanced parentheses, or is beyond the size
+/// limits of [`dialeval_common::amr_limits`]. To keep the other
+/// graphs of a file with a bad block, use [`read_blocks_lenient`].
 pub fn read_blocks(path: &Path) -> Result<Vec<AmrBlock>> {
     let (blocks, malformed) = read_blocks_lenient(path)?;
     match malformed.into_iter().next() {
@@ -93,26 +133,21 @@ pub fn read_blocks(path: &Path) -> Result<Vec<AmrBlock>> {
 /// # Errors
 /// I/O only.
 pub fn read_blocks_lenient(path: &Path) -> Result<(Vec<AmrBlock>, Vec<MalformedBlock>)> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::lines::read_text(path)?;
     let mut blocks = Vec::new();
     let mut malformed = Vec::new();
     let (mut id, mut snt, mut graph, mut start) = (None, None, Vec::new(), 0);
     let mut flush = |id: &mut Option<String>, snt: &mut Option<String>, graph: &mut Vec<&str>, start: usize| {
-        if !graph.is_empty() {
-            let penman = graph.join("\n");
-            let depth: i64 = penman
-                .chars()
-                .map(|c| match c {
-                    '(' => 1,
-                    ')' => -1,
-                    _ => 0,
-                })
-                .sum();
-            if depth != 0 && !penman.contains('"') {
-                malformed.push(MalformedBlock { file: path.to_owned(), line: start, id: id.take(), problem: "unbalanced parentheses in the graph".into() });
-            } else {
-                blocks.push(AmrBlock { id: id.take(), snt: snt.take(), penman, file: path.to_owned(), line: start });
-            }
+        let problem = if graph.is_empty() {
+            // A header (comments without ::id or ::snt) is no block; a sentence without its graph is.
+            (id.is_some() || snt.is_some()).then(|| "a block with ::id or ::snt but no graph".to_owned())
+        } else {
+            graph_problem(graph)
+        };
+        match problem {
+            Some(problem) => malformed.push(MalformedBlock { file: path.to_owned(), line: start, id: id.take(), problem }),
+            None if !graph.is_empty() => blocks.push(AmrBlock { id: id.take(), snt: snt.take(), penman: graph.join("\n"), file: path.to_owned(), line: start }),
+            None => {}
         }
         graph.clear();
         *id = None;
@@ -273,6 +308,42 @@ impl AmrIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn empty_graphs_and_blocks_without_a_graph_are_malformed_headers_are_not() {
+        let path = std::env::temp_dir().join(format!("dialeval-amr-blocks-{}.txt", std::process::id()));
+        let text = "# AMR release header\n\n# ::id a\n# ::snt fine\n(f / fine)\n\n# ::id b\n# ::snt no node\n()\n\n\
+                    # ::id c\n# ::snt sentence only\n\n# ::id d\n# ::snt words\nfine words\n\n# ::snt last\n(l / last)\n";
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+        let (blocks, malformed) = read_blocks_lenient(&path).unwrap_or_else(|e| panic!("{e}"));
+        let found: Vec<(usize, Option<&str>, &str)> = malformed.iter().map(|m| (m.line, m.id.as_deref(), m.problem.as_str())).collect();
+        assert_eq!(found, [(7, Some("b"), "the graph `()` has no node"), (11, Some("c"), "a block with ::id or ::snt but no graph"), (14, Some("d"), "the graph does not start with `(`")]);
+        assert_eq!(blocks.iter().map(|b| b.snt.as_deref()).collect::<Vec<_>>(), [Some("fine"), Some("last")]);
+        let strict = read_blocks(&path).map(|b| b.len()).map_err(|e| e.to_string());
+        assert!(matches!(&strict, Err(e) if e.contains(":7") && e.contains("`()`")), "{strict:?}");
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn graphs_beyond_the_size_limits_are_malformed_blocks() {
+        use dialeval_common::amr_limits::{MAX_DEPTH, MAX_NODES};
+        let path = std::env::temp_dir().join(format!("dialeval-amr-limits-{}.txt", std::process::id()));
+        let chain = |n: usize| format!("{}{}", (0..n).map(|i| format!("(n{i} / thing :ARG0 ")).collect::<String>().trim_end_matches(" :ARG0 "), ")".repeat(n));
+        let star = |n: usize| format!("(n0 / thing{})", (1..n).map(|i| format!(" :ARG1 (n{i} / thing)")).collect::<String>());
+        let text = format!(
+            "# ::id ok-deep\n# ::snt a\n{}\n\n# ::id too-deep\n# ::snt b\n{}\n\n# ::id ok-wide\n# ::snt c\n{}\n\n# ::id too-wide\n# ::snt d\n{}\n\n# ::id quoted\n# ::snt e\n(q / say-01 :ARG1 \"((((\")\n",
+            chain(MAX_DEPTH),
+            chain(100_000),
+            star(MAX_NODES),
+            star(MAX_NODES + 1)
+        );
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+        let (blocks, malformed) = read_blocks_lenient(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(blocks.iter().map(|b| b.id.as_deref().unwrap_or_default()).collect::<Vec<_>>(), ["ok-deep", "ok-wide", "quoted"]);
+        let found: Vec<(usize, &str, &str)> = malformed.iter().map(|m| (m.line, m.id.as_deref().unwrap_or_default(), m.problem.as_str())).collect();
+        assert_eq!(found, [(5, "too-deep", "the graph is nested 100000 levels deep (the limit is 512)"), (13, "too-wide", "the graph has 10001 nodes (the limit is 10000)")]);
+        let _ = std::fs::remove_file(&path);
+    }
 
     #[test]
     fn metadata_values() {

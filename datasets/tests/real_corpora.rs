@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use dialeval_datasets::amr::{AmrIndex, read_blocks};
+use dialeval_datasets::amr::{AmrIndex, read_blocks, read_blocks_lenient};
 use dialeval_datasets::pairs::{DdppPairConfig, DiplomacyPairConfig, PairKind, ddpp_context, ddpp_pairs, diplomacy_pairs, split_by_group};
 use dialeval_datasets::{Corpus, Criterion, ddpp, fed, topical, usr};
 use dialeval_testkit::shared_dir;
@@ -174,7 +174,13 @@ fn silver_amr_covers_the_listed_dailydialog_contexts() {
 #[test]
 fn diplomacy_pairs_carry_gold_graphs_and_are_seeded() {
     let Some(data) = data() else { return };
-    let blocks = read_blocks(&data.join("amr-diplomacy/dip-all-amr-smosher.txt")).unwrap();
+    let file = data.join("amr-diplomacy/dip-all-amr-smosher.txt");
+    // One sentence of the file has no graph: the strict reader names it, the lenient one skips it.
+    let err = read_blocks(&file).unwrap_err().to_string();
+    assert!(err.contains("dip-all-amr-smosher.txt") && err.contains("no graph"), "{err}");
+    let (blocks, malformed) = read_blocks_lenient(&file).unwrap();
+    assert_eq!(malformed.len(), 1);
+    assert_eq!(malformed[0].id.as_deref(), Some("dip_test_0039.1"));
     assert_eq!(blocks.len(), 8882);
     assert_eq!(blocks.iter().filter(|b| b.is_empty_placeholder()).count(), 4412);
     let config = DiplomacyPairConfig { history: 2, negatives: 1, drop_empty: true, seed: 5 };

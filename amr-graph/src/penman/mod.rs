@@ -8,6 +8,6 @@ pub(crate) mod read;
 mod tree;
 mod write;
 
-pub use read::{LineSource, PenmanReader, TextLines, decode, decode_all, decode_one};
+pub use read::{LineSource, MAX_DEPTH, MAX_NODES, PenmanReader, TextLines, decode, decode_all, decode_one};
 pub use tree::{Edge, Metadata, Node, Target, Tree, split_alignment};
 pub use write::{Indent, encode, encode_node};

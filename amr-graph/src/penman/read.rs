@@ -12,6 +12,7 @@
 //! | syntax error inside a graph | the whole file fails | a [`ParseError`] for that graph, its metadata is discarded, reading resumes at the next line that starts with `#` or `(` in column 1 |
 //! | metadata at end of input with no graph | error (`Unexpected end of input`) | [`ParseErrorKind::DanglingMetadata`] naming the keys |
 //! | `()` | a graph with no variable | [`ParseErrorKind::EmptyNode`] |
+//! | a graph nested deeper than [`MAX_DEPTH`] or with more than [`MAX_NODES`] nodes | read (until Python's recursion limit, about 1,000 levels) | [`ParseErrorKind::TooDeep`] / [`ParseErrorKind::TooLarge`] at the node that crosses the limit; reading resumes as after a syntax error |
 //!
 //! Line breaks are `\n` (with an optional `\r` before it); penman also splits lines on
 //! the rarer separators Python's `str.splitlines` knows (`\x1c`, `\u2028`, ...), which never
@@ -25,6 +26,17 @@ use compact_str::CompactString;
 use super::lex::{Kind, Lexer, Token, is_space};
 use super::tree::{Edge, Metadata, Node, Target, Tree};
 use crate::error::{Error, ParseError, ParseErrorKind, Result};
+
+/// The deepest nesting of nodes a graph may have (the top node is at depth 1): the shared
+/// [`dialeval_common::amr_limits::MAX_DEPTH`]. Every [`Tree`] this reader makes is at most this
+/// deep, so every recursive walk over a tree (writing, simplification, Smatch's triples, path
+/// matrices, dropping it) is bounded by it.
+pub const MAX_DEPTH: usize = dialeval_common::amr_limits::MAX_DEPTH;
+
+/// The most nodes (variables) one graph may have ([`dialeval_common::amr_limits::MAX_NODES`]):
+/// it bounds the cost of everything quadratic in the nodes (Smatch's candidate tables, full
+/// path matrices) for any text a user hands in.
+pub const MAX_NODES: usize = dialeval_common::amr_limits::MAX_NODES;
 
 /// Decodes every graph in `text`, reporting each malformed block as an error item.
 ///
@@ -157,7 +169,7 @@ fn first_graph(parser: &mut Parser<'_>) -> Result<Tree, ParseError> {
                 pending.absorb_comment(parser.text(tok));
             }
             Some(tok) if tok.kind == Kind::LParen => {
-                let node = parser.node()?;
+                let node = parser.graph()?;
                 return Ok(Tree { metadata: pending, node });
             }
             Some(tok) => {
@@ -371,6 +383,28 @@ struct Pending {
     carried: bool,
 }
 
+/// The most characters of a line an error quotes.
+const SNIPPET_CHARS: usize = 160;
+
+/// The line, or the [`SNIPPET_CHARS`] characters of it around 1-based `column` with `…` where
+/// it was cut: an error in a megabyte-long line quotes a window, not the line.
+fn snippet_around(line: &str, column: usize) -> String {
+    if line.len() <= SNIPPET_CHARS {
+        return line.to_owned();
+    }
+    let from = column.saturating_sub(SNIPPET_CHARS / 2 + 1);
+    let mut out = String::with_capacity(SNIPPET_CHARS + 8);
+    if from > 0 {
+        out.push('…');
+    }
+    let mut chars = line.chars().skip(from);
+    out.extend(chars.by_ref().take(SNIPPET_CHARS));
+    if chars.next().is_some() {
+        out.push('…');
+    }
+    out
+}
+
 /// Parses every graph of one block. Metadata not followed by a graph stays in `pending`.
 fn parse_chunk(text: &str, first_line: usize, pending: &mut Pending) -> Vec<Result<Tree, ParseError>> {
     let mut out = Vec::new();
@@ -397,7 +431,7 @@ fn parse_chunk(text: &str, first_line: usize, pending: &mut Pending) -> Vec<Resu
                 }
                 pending.metadata.absorb_comment(comment);
             }
-            Kind::LParen => match parser.node() {
+            Kind::LParen => match parser.graph() {
                 Ok(node) => {
                     out.push(Ok(Tree { metadata: std::mem::take(&mut pending.metadata), node }));
                 }
@@ -423,13 +457,17 @@ struct Parser<'a> {
     lexer: Lexer<'a>,
     next: Option<Token>,
     last_end: usize,
+    /// Nesting depth of the node being read (the top node is 1).
+    depth: usize,
+    /// Nodes of the graph being read so far.
+    nodes: usize,
 }
 
 impl<'a> Parser<'a> {
     fn new(text: &'a str, first_line: usize) -> Self {
         let mut lexer = Lexer::new(text);
         let next = lexer.next();
-        Self { text, first_line, lexer, next, last_end: 0 }
+        Self { text, first_line, lexer, next, last_end: 0, depth: 0, nodes: 0 }
     }
 
     fn peek(&self) -> Option<Token> {
@@ -472,7 +510,7 @@ impl<'a> Parser<'a> {
         let line_end = self.text[pos..].find('\n').map_or(self.text.len(), |i| pos + i);
         let line = self.first_line + before.matches('\n').count();
         let column = before[line_start..].chars().count() + 1;
-        let snippet = self.text[line_start..line_end].trim_end_matches('\r').to_owned();
+        let snippet = snippet_around(self.text[line_start..line_end].trim_end_matches('\r'), column);
         (line, column, snippet)
     }
 
@@ -505,9 +543,31 @@ impl<'a> Parser<'a> {
         self.peek().ok_or_else(|| self.error_end(expected))
     }
 
-    /// `(` SYMBOL [`/` (SYMBOL|STRING) [ALIGNMENT]] edge* `)`, as penman's `_parse_node`.
+    /// One whole graph: [`Parser::node`] with the depth and node limits counted from zero.
+    fn graph(&mut self) -> Result<Node, ParseError> {
+        self.depth = 0;
+        self.nodes = 0;
+        self.node()
+    }
+
+    /// `(` SYMBOL [`/` (SYMBOL|STRING) [ALIGNMENT]] edge* `)`, as penman's `_parse_node`;
+    /// recursive, at most [`MAX_DEPTH`] levels deep.
     fn node(&mut self) -> Result<Node, ParseError> {
         let open = self.expect(Kind::LParen, "'('")?;
+        if self.depth == MAX_DEPTH {
+            return Err(self.error_at(open, ParseErrorKind::TooDeep { limit: MAX_DEPTH }));
+        }
+        if self.nodes == MAX_NODES {
+            return Err(self.error_at(open, ParseErrorKind::TooLarge { limit: MAX_NODES }));
+        }
+        self.nodes += 1;
+        self.depth += 1;
+        let node = self.node_body(open);
+        self.depth -= 1;
+        node
+    }
+
+    fn node_body(&mut self, open: Token) -> Result<Node, ParseError> {
         let tok = self.peek_or_end("a variable")?;
         if tok.kind == Kind::RParen {
             return Err(self.error_at(open, ParseErrorKind::EmptyNode));
