@@ -303,6 +303,43 @@ pub struct Encoded {
     pub ids: Vec<u32>,
     /// Last hidden state per token, `tokens.len()` × hidden.
     pub states: Vec<Vec<f32>>,
+    /// Whether the text was longer than the encoder's window ([`PretrainedEncoder::window`])
+    /// and only its first word pieces were read.
+    pub truncated: bool,
+}
+
+/// The part of `text` the tokenizer needs to fill a window of `window` word pieces: the text
+/// up to the end of its `2 · window + 2`-th whitespace-separated word, and at most
+/// `(window + 1) · 512` bytes (cut at a character boundary). Every word gives at least one word
+/// piece unless normalisation deletes all of it (control characters), so the window fills
+/// inside the prefix and the pieces read are those of the whole text, for any text whose words
+/// are shorter than 512 bytes. A megabyte response is tokenised in microseconds, not seconds
+/// and gigabytes.
+pub fn window_prefix(text: &str, window: usize) -> &str {
+    let max_bytes = (window + 1).saturating_mul(512);
+    let max_words = window.saturating_mul(2) + 2;
+    if text.len() <= max_bytes.min(max_words) {
+        return text;
+    }
+    let mut words = 0;
+    let mut in_word = false;
+    for (at, c) in text.char_indices() {
+        if at >= max_bytes {
+            return &text[..at];
+        }
+        if c.is_whitespace() {
+            if in_word {
+                words += 1;
+                if words == max_words {
+                    return &text[..at];
+                }
+            }
+            in_word = false;
+        } else {
+            in_word = true;
+        }
+    }
+    text
 }
 
 /// The directory of the default encoder: `$DIALEVAL_MINILM`, else
@@ -322,6 +359,7 @@ pub struct PretrainedEncoder {
     device: Device,
     hidden: usize,
     fingerprint: String,
+    window: usize,
     /// Tokens per forward pass: a batch of sentences of `len` tokens holds up to
     /// `batch_tokens / len` of them (at least one). Large batches keep the matmuls large enough
     /// to run near the machine's peak; states do not depend on the batching.
@@ -364,7 +402,7 @@ impl PretrainedEncoder {
         tokenizer.with_padding(None);
         tokenizer.with_truncation(Some(TruncationParams { max_length: max_len, ..TruncationParams::default() })).map_err(|e| Error::Format(format!("{}: {e}", tokenizer_path.display())))?;
         let fingerprint = fingerprint_files(&[dir.join("config.json"), dir.join("model.safetensors"), tokenizer_path.clone()], max_len)?;
-        Ok(Self { model, tokenizer, device: device.clone(), hidden: config.hidden_size, fingerprint, batch_tokens: DEFAULT_BATCH_TOKENS, pooling: Pooling::Mean, normalize: true })
+        Ok(Self { model, tokenizer, device: device.clone(), hidden: config.hidden_size, fingerprint, window: max_len, batch_tokens: DEFAULT_BATCH_TOKENS, pooling: Pooling::Mean, normalize: true })
     }
 
     /// What identifies this encoder's outputs: the first 16 hex digits of the sha256 of its
@@ -373,6 +411,12 @@ impl PretrainedEncoder {
     /// (whatever their folders are called).
     pub fn fingerprint(&self) -> &str {
         &self.fingerprint
+    }
+
+    /// The longest input in word pieces, `[CLS]` and `[SEP]` included (256 for
+    /// all-MiniLM-L6-v2): longer texts are cut to their first pieces.
+    pub fn window(&self) -> usize {
+        self.window
     }
 
     /// Hidden width.
@@ -393,7 +437,10 @@ impl PretrainedEncoder {
     /// # Errors
     /// [`Error::Format`] when the tokenizer fails on a text.
     pub fn encode(&self, texts: &[&str]) -> Result<Vec<Encoded>> {
-        let encodings = self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| Error::Format(format!("tokenizer: {e}")))?;
+        let window = self.window();
+        // Only what the window can hold is tokenised ([`window_prefix`]).
+        let cut: Vec<&str> = texts.iter().map(|t| window_prefix(t, window)).collect();
+        let encodings = self.tokenizer.encode_batch(cut.clone(), true).map_err(|e| Error::Format(format!("tokenizer: {e}")))?;
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encodings[i].get_ids().len());
         let mut out: Vec<Option<Encoded>> = vec![None; texts.len()];
@@ -434,6 +481,7 @@ impl PretrainedEncoder {
                         tokens: e.get_tokens().to_vec(),
                         ids: e.get_ids().to_vec(),
                         states: (0..e.get_ids().len()).map(|j| states[start + j * self.hidden..start + (j + 1) * self.hidden].to_vec()).collect(),
+                        truncated: !e.get_overflowing().is_empty() || cut[i].len() < texts[i].len(),
                     }
                 })
                 .collect())
@@ -506,5 +554,31 @@ impl TokenEmbedder for PretrainedEncoder {
                 TokenEmbeddings { tokens, vectors }
             })
             .collect())
+    }
+
+    /// The window less the special tokens the tokenizer adds (`[CLS]`, `[SEP]`).
+    fn max_tokens(&self) -> Option<usize> {
+        let specials = self.tokenizer.get_post_processor().map_or(0, |p| tokenizers::PostProcessor::added_tokens(p, false));
+        Some(self.window.saturating_sub(specials))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::window_prefix;
+
+    #[test]
+    fn window_prefix_keeps_short_texts_and_cuts_long_ones_after_enough_words() {
+        assert_eq!(window_prefix("a short text", 4), "a short text");
+        let text = "one two three four five six seven eight nine ten eleven twelve";
+        // 2 · 4 + 2 = 10 words.
+        assert_eq!(window_prefix(text, 4), "one two three four five six seven eight nine ten");
+        // Whitespace runs do not count as words, and the cut is at a character boundary.
+        let spaced = format!("é{}", "  é\n".repeat(100));
+        assert_eq!(window_prefix(&spaced, 2).split_whitespace().count(), 6);
+        // A text without spaces is cut at (window + 1) · 512 bytes, on a character boundary.
+        let word = "é".repeat(10_000);
+        let cut = window_prefix(&word, 4);
+        assert!(cut.len() <= 5 * 512 && cut.len() >= 5 * 512 - 1, "{}", cut.len());
     }
 }

@@ -37,14 +37,42 @@ pub struct CachedText {
 /// file (a sentence of MiniLM states is ~15 KB on disk, its index entry the text plus 12 bytes).
 /// [`EmbeddingCache::get`] reads an entry from the file when asked (the OS page cache keeps the
 /// hot ones), so a cache of millions of sentences opens in bounded memory.
+///
+/// **Only what it can read back is written.** A text longer than the record format allows
+/// (1 MiB; its states are those of the encoder's window, see
+/// [`window_prefix`](crate::bert::window_prefix)) is kept in memory for this run only, never
+/// appended, so one hostile text cannot leave a record that every later run would refuse.
 #[derive(Debug)]
 pub struct EmbeddingCache {
     path: PathBuf,
     dim: usize,
     entries: HashMap<String, Slot>,
+    /// Entries too large for a record, held for this run.
+    unwritable: HashMap<String, CachedText>,
     encoder_id: Option<String>,
     /// A read handle on the file, opened on first read.
     reader: Mutex<Option<std::fs::File>>,
+    repair: Option<Repair>,
+}
+
+/// What [`EmbeddingCache::open`] repaired in the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Repair {
+    /// A torn last record (a run stopped while writing it) was cut off.
+    Torn {
+        /// Bytes cut.
+        bytes: u64,
+    },
+    /// A damaged record and everything after it were moved aside.
+    Damaged {
+        /// Byte offset of the damaged record.
+        at: u64,
+        /// What was wrong with it.
+        why: &'static str,
+        /// Where the bytes went (a new file each time: an earlier quarantine is never overwritten).
+        moved_to: PathBuf,
+    },
 }
 
 /// Where a record's ids and states lie in the file.
@@ -62,7 +90,7 @@ impl EmbeddingCache {
     /// # Errors
     /// [`Error::Io`]; [`Error::Format`] when a whole record has another width.
     pub fn open(path: &Path, dim: usize) -> Result<Self> {
-        let mut cache = Self { path: path.to_owned(), dim, entries: HashMap::new(), encoder_id: None, reader: Mutex::new(None) };
+        let mut cache = Self { path: path.to_owned(), dim, entries: HashMap::new(), unwritable: HashMap::new(), encoder_id: None, reader: Mutex::new(None), repair: None };
         let Ok(file) = std::fs::OpenOptions::new().read(true).write(true).open(path) else { return Ok(cache) };
         // Exclusive while reading and cutting a torn tail: another process appending to the same
         // cache holds the lock for each chunk it writes, so a record being written is never
@@ -91,13 +119,13 @@ impl EmbeddingCache {
             Stop::Torn => {
                 eprintln!("{}: dropped a torn last record ({rest} bytes at byte {valid}; a run stopped while writing it); {} records kept", path.display(), cache.entries.len());
                 file.set_len(valid).map_err(|e| Error::io(path, e))?;
+                cache.repair = Some(Repair::Torn { bytes: rest });
             }
             Stop::Damaged(why) => {
-                let quarantine = PathBuf::from(format!("{}.damaged-at-{valid}", path.display()));
+                let (quarantine, mut to) = quarantine_file(path, valid)?;
                 // Copied in a stream: the tail of a large cache need not fit in memory.
                 let mut from = &file;
                 from.seek(std::io::SeekFrom::Start(valid)).map_err(|e| Error::io(path, e))?;
-                let mut to = std::fs::File::create(&quarantine).map_err(|e| Error::io(&quarantine, e))?;
                 std::io::copy(&mut from, &mut to).map_err(|e| Error::io(&quarantine, e))?;
                 file.set_len(valid).map_err(|e| Error::io(path, e))?;
                 eprintln!(
@@ -106,9 +134,15 @@ impl EmbeddingCache {
                     cache.entries.len(),
                     quarantine.display()
                 );
+                cache.repair = Some(Repair::Damaged { at: valid, why, moved_to: quarantine });
             }
         }
         Ok(cache)
+    }
+
+    /// What opening the cache repaired, if anything.
+    pub fn repair(&self) -> Option<&Repair> {
+        self.repair.as_ref()
     }
 
     /// Records which encoder the states come from ([`PretrainedEncoder::fingerprint`]): models
@@ -137,19 +171,19 @@ impl EmbeddingCache {
         Ok(file)
     }
 
-    /// Cached sentences.
+    /// Cached sentences (those held in memory only included).
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.len() + self.unwritable.len()
     }
 
     /// Whether nothing is cached.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     /// Whether `text` is cached.
     pub fn contains(&self, text: &str) -> bool {
-        self.entries.contains_key(text)
+        self.entries.contains_key(text) || self.unwritable.contains_key(text)
     }
 
     /// The entry of `text`, read from the file.
@@ -157,7 +191,7 @@ impl EmbeddingCache {
     /// # Errors
     /// [`Error::Io`] when the file cannot be read there (changed under the cache).
     pub fn get(&self, text: &str) -> Result<Option<CachedText>> {
-        let Some(slot) = self.entries.get(text) else { return Ok(None) };
+        let Some(slot) = self.entries.get(text) else { return Ok(self.unwritable.get(text).cloned()) };
         let mut guard = self.reader.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if guard.is_none() {
             *guard = Some(std::fs::File::open(&self.path).map_err(|e| Error::io(&self.path, e))?);
@@ -188,6 +222,10 @@ impl EmbeddingCache {
         if entry.states.len() != entry.ids.len() * self.dim {
             return Err(Error::Config(format!("{text:?}: {} states for {} tokens of width {}", entry.states.len(), entry.ids.len(), self.dim)));
         }
+        if !writable(text, entry.ids.len(), self.dim) {
+            self.unwritable.insert(text.to_owned(), entry);
+            return Ok(());
+        }
         let file = self.append()?;
         let start = self.end(&file)?;
         let mut writer = BufWriter::new(&file);
@@ -205,7 +243,7 @@ impl EmbeddingCache {
         if encoder.hidden_size() != self.dim {
             return Err(Error::Config(format!("{}: cache width {} but encoder width {}", self.path.display(), self.dim, encoder.hidden_size())));
         }
-        let mut missing: Vec<&str> = texts.iter().copied().filter(|t| !self.entries.contains_key(*t)).collect();
+        let mut missing: Vec<&str> = texts.iter().copied().filter(|t| !self.contains(t)).collect();
         missing.sort_unstable();
         missing.dedup();
         for (k, chunk) in missing.chunks(256).enumerate() {
@@ -215,6 +253,10 @@ impl EmbeddingCache {
             let mut writer = BufWriter::new(&file);
             for (text, encoded) in chunk.iter().zip(encoded) {
                 let entry = CachedText { ids: encoded.ids, states: encoded.states.iter().flatten().map(|&v| half::f16::from_f32(v)).collect() };
+                if !writable(text, entry.ids.len(), self.dim) {
+                    self.unwritable.insert((*text).to_owned(), entry);
+                    continue;
+                }
                 write_record(&mut writer, text, &entry, self.dim).map_err(|e| Error::io(&self.path, e))?;
                 self.entries.insert((*text).to_owned(), Slot { offset: at + 12 + text.len() as u64, tokens: entry.ids.len() as u32 });
                 at += record_size(text.len(), entry.ids.len(), self.dim);
@@ -297,6 +339,27 @@ fn read_u32(r: &mut impl Read) -> Option<u32> {
 const MAX_TEXT_BYTES: usize = 1 << 20;
 const MAX_TOKENS: usize = 1 << 16;
 const MAX_DIM: usize = 1 << 14;
+
+/// Whether a record of `text` with `tokens` tokens of width `dim` is one [`read_header`] accepts.
+fn writable(text: &str, tokens: usize, dim: usize) -> bool {
+    text.len() <= MAX_TEXT_BYTES && tokens <= MAX_TOKENS && dim <= MAX_DIM
+}
+
+/// A new file for the damaged tail at byte `at`: `<file>.damaged-at-<at>`, or `…-<at>.<k>` for the
+/// first `k` free when an earlier run already quarantined there (created exclusively, so two
+/// processes never share one).
+fn quarantine_file(path: &Path, at: u64) -> Result<(PathBuf, std::fs::File)> {
+    for k in 1_u32.. {
+        let name = if k == 1 { format!("{}.damaged-at-{at}", path.display()) } else { format!("{}.damaged-at-{at}.{k}", path.display()) };
+        let candidate = PathBuf::from(name);
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&candidate) {
+            Ok(file) => return Ok((candidate, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::io(&candidate, e)),
+        }
+    }
+    Err(Error::Config(format!("{}: no free name to move damage at byte {at} to", path.display())))
+}
 
 /// Why [`read_record`] stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

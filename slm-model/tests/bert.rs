@@ -213,3 +213,25 @@ fn host_gelu_matches_burns_exact_gelu() {
     let nan = gelu_exact(Tensor::<1>::from_data(TensorData::new(vec![f32::NAN, 1.0], [2]), &plain)).into_data().try_to_vec::<f32>().unwrap();
     assert!(nan[0].is_nan() && (nan[1] - 0.841_344_7).abs() < 1e-6);
 }
+
+#[test]
+fn a_huge_text_is_cut_to_the_window_before_tokenising() {
+    let Some(dir) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
+    let encoder = PretrainedEncoder::load(&dir, &Device::flex()).unwrap();
+    assert_eq!(encoder.window(), 256);
+    // 12 MB: tokenising it whole took 16 s and 2 GB; cut first, it is as fast as a sentence.
+    let huge = "the weather is lovely today and we walk along the river. ".repeat(200_000);
+    let head: String = huge.split_whitespace().take(400).collect::<Vec<_>>().join(" ");
+    let started = std::time::Instant::now();
+    let encoded = encoder.encode(&[huge.as_str(), head.as_str(), "a short one"]).unwrap();
+    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    assert_eq!(encoded[0].ids.len(), 256);
+    assert!(encoded[0].truncated && encoded[1].truncated && !encoded[2].truncated);
+    // The pieces read are those of the whole text.
+    assert_eq!(encoded[0].ids, encoded[1].ids);
+    assert_eq!(encoded[0].states, encoded[1].states);
+    assert_eq!(dialeval_common::TokenEmbedder::max_tokens(&encoder), Some(254));
+    // A single word of a megabyte is one unknown piece either way.
+    let word = "x".repeat(1 << 20);
+    assert_eq!(encoder.encode(&[word.as_str()]).unwrap()[0].tokens, ["[CLS]", "[UNK]", "[SEP]"]);
+}

@@ -110,3 +110,57 @@ fn damage_is_quarantined_not_cut_away() {
     std::fs::remove_dir_all(path.parent().unwrap()).ok();
     std::fs::remove_dir_all(torn_path.parent().unwrap()).ok();
 }
+
+#[test]
+fn a_text_over_the_record_limit_is_served_but_never_written() {
+    let path = temp(u64::MAX - 3);
+    std::fs::remove_file(&path).ok();
+    let huge = "word ".repeat(300_000); // 1.5 MB, over the 1 MiB a record's text may hold
+    let entry = CachedText { ids: vec![1, 2], states: vec![half::f16::from_f32(0.25); 8] };
+    let mut cache = EmbeddingCache::open(&path, 4).unwrap();
+    cache.insert("short", entry.clone()).unwrap();
+    cache.insert(&huge, entry.clone()).unwrap();
+    assert_eq!(cache.get(&huge).unwrap().as_ref(), Some(&entry), "served for this run");
+    assert_eq!(cache.len(), 2);
+    // The file holds only the record it can read back: the next run opens it without damage
+    // (before, every later run reported "text length out of bounds" and re-encoded all).
+    let file_len = std::fs::metadata(&path).unwrap().len();
+    assert_eq!(file_len, record("short", 2).len() as u64);
+    for _ in 0..2 {
+        let again = EmbeddingCache::open(&path, 4).unwrap();
+        assert_eq!(again.repair(), None);
+        assert_eq!(again.len(), 1);
+        assert!(again.get("short").unwrap().is_some() && !again.contains(&huge));
+    }
+    std::fs::remove_dir_all(path.parent().unwrap()).ok();
+}
+
+#[test]
+fn a_damaged_cache_heals_and_every_quarantine_is_kept() {
+    use dialeval_slm_model::vectors::Repair;
+    let path = temp(u64::MAX - 4);
+    let dir = path.parent().unwrap().to_owned();
+    let good = record("first", 2);
+    let mut garbage = record("second", 1);
+    garbage[..4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let mut moved = Vec::new();
+    for round in 0..2_u8 {
+        // The same damage at the same offset twice (a tool that keeps writing it).
+        let mut bytes = good.clone();
+        bytes.extend(&garbage);
+        bytes.push(round);
+        std::fs::write(&path, &bytes).unwrap();
+        let cache = EmbeddingCache::open(&path, 4).unwrap();
+        let Some(Repair::Damaged { at, moved_to, .. }) = cache.repair().cloned() else { panic!("damage not reported: {:?}", cache.repair()) };
+        assert_eq!(at, good.len() as u64);
+        assert_eq!(std::fs::read(&moved_to).unwrap(), bytes[good.len()..], "round {round}: the quarantine holds this round's bytes");
+        moved.push(moved_to);
+        // The next open finds a healthy cache.
+        let healed = EmbeddingCache::open(&path, 4).unwrap();
+        assert_eq!(healed.repair(), None);
+        assert_eq!(healed.len(), 1);
+    }
+    assert_ne!(moved[0], moved[1], "an earlier quarantine is not overwritten");
+    assert!(moved.iter().all(|m| m.is_file()));
+    std::fs::remove_dir_all(dir).ok();
+}

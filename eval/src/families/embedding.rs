@@ -11,7 +11,7 @@ use dialeval_metrics::embedding::{BertScoreConfig, MultiRef, bert_score_refs, em
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response, unscored_notes};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, referenced_items, response, unscored_notes};
 use crate::table::Column;
 
 /// A [`TokenEmbedder`] that encodes each distinct text once and remembers it, up to a bound:
@@ -161,6 +161,10 @@ impl<E: TokenEmbedder> TokenEmbedder for MemoEmbedder<E> {
     fn embed_tokens(&self, texts: &[&str]) -> Result<Vec<TokenEmbeddings>, EmbedError> {
         Ok(self.get(texts).map_err(|e| -> EmbedError { Box::new(e) })?.into_iter().map(|e| (*e).clone()).collect())
     }
+
+    fn max_tokens(&self) -> Option<usize> {
+        self.inner.max_tokens()
+    }
 }
 
 /// The token-vector metrics of a response against its references. BERTScore uses the
@@ -205,9 +209,10 @@ impl<E: TokenEmbedder> MetricFamily for EmbeddingFamily<E> {
         "embedding"
     }
 
-    /// 2: empty responses and references are left out, named in a note.
+    /// 2: empty responses and references are left out, named in a note. 3: the texts that
+    /// reach the encoder's window (read only up to it) are counted.
     fn version(&self) -> &'static str {
-        "embedding/2"
+        "embedding/3"
     }
 
     fn settings(&self) -> EmbeddingSettings {
@@ -221,12 +226,17 @@ impl<E: TokenEmbedder> MetricFamily for EmbeddingFamily<E> {
         }
         let (config, rule) = (&self.bertscore, self.rule);
         let (mut bs, mut avg, mut greedy, mut extrema) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let window = self.embedder.max_tokens();
+        let mut at_window = 0;
         // Chunk by chunk: only one chunk's token vectors (and the memo's bound) are in memory.
         progress(0, at.len());
         for chunk in at.chunks(CHUNK_ITEMS) {
             let hyps: Vec<&str> = chunk.iter().map(|&i| response(&items[i])).collect();
             let h = self.embedder.get(&hyps)?;
             let r = self.embedder.references(items, chunk)?;
+            if let Some(w) = window {
+                at_window += h.iter().chain(r.iter().flatten()).filter(|e| e.tokens.len() >= w).count();
+            }
             let pairs: Vec<(&Arc<TokenEmbeddings>, &Vec<Arc<TokenEmbeddings>>)> = h.iter().zip(&r).collect();
             let scored = dialeval_common::par_map(&pairs, |(x, refs)| -> Result<[f64; 4]> {
                 let refs: Vec<&TokenEmbeddings> = refs.iter().map(Arc::as_ref).collect();
@@ -254,6 +264,13 @@ impl<E: TokenEmbedder> MetricFamily for EmbeddingFamily<E> {
             Column::spread("Vector-Extrema", n, &at, &extrema)?,
         ]);
         scores.notes.extend(unscored_notes(items));
+        if let Some(w) = window {
+            // Said once, here: every family that encodes reads the same window.
+            scores.notes.push(Note::count(
+                format!("{{0}} responses or references reach the encoder's window of {w} word pieces and were read up to it (a longer text is cut there, for every family that encodes)"),
+                &[at_window],
+            ));
+        }
         Ok(FamilyOutput::Scored(scores))
     }
 }
