@@ -81,7 +81,7 @@ impl ExcludeList {
     /// # Errors
     /// I/O, a missing header, or a line without a file and an integer id.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::lines::read_text(path)?;
         let mut lines = text.lines().enumerate();
         match lines.next() {
             Some((_, header)) if header.trim() == "file\tid" => {}

@@ -8,6 +8,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Where in a file something went wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Place {
     /// A whole file.
     File,
@@ -17,6 +18,8 @@ pub enum Place {
     Json(String),
     /// A JSON path within a line of a JSONL file.
     LineJson(usize, String),
+    /// A 1-based line and column (in characters).
+    LineColumn(usize, usize),
 }
 
 impl fmt::Display for Place {
@@ -26,6 +29,7 @@ impl fmt::Display for Place {
             Self::Line(l) => write!(f, ":{l}"),
             Self::Json(p) => write!(f, " at {p}"),
             Self::LineJson(l, p) => write!(f, ":{l} at {p}"),
+            Self::LineColumn(l, c) => write!(f, ":{l}:{c}"),
         }
     }
 }

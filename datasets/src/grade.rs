@@ -112,7 +112,7 @@ pub struct GradeLine {
 }
 
 fn read_lines(path: &Path) -> Result<Vec<String>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::lines::read_text(path)?;
     Ok(text.lines().map(str::to_owned).collect())
 }
 

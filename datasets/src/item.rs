@@ -54,10 +54,17 @@ pub struct Rating {
 }
 
 impl Rating {
-    /// Mean of the present scores, `None` when every annotator is missing.
+    /// Mean of the present scores, `None` when every annotator is missing. Finite scores have
+    /// a finite mean: a sum that overflows (`[1e308, 1e308]`) is taken again over the scores
+    /// divided by their number first.
     pub fn mean(&self) -> Option<f64> {
         let present: Vec<f64> = self.scores.iter().flatten().copied().collect();
-        (!present.is_empty()).then(|| present.iter().sum::<f64>() / present.len() as f64)
+        if present.is_empty() {
+            return None;
+        }
+        let n = present.len() as f64;
+        let mean = present.iter().sum::<f64>() / n;
+        Some(if mean.is_finite() { mean } else { present.iter().map(|s| s / n).sum() })
     }
 }
 
@@ -98,5 +105,19 @@ impl DialogueItem {
     /// The rating of a corpus quality by its own name.
     pub fn quality(&self, name: &str) -> Option<&Rating> {
         self.ratings.iter().find(|r| r.quality == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mean_of_huge_scores_does_not_overflow() {
+        let rating = |scores: &[Option<f64>]| Rating { quality: "overall".into(), criterion: Some(Criterion::Overall), scores: scores.to_vec() };
+        assert_eq!(rating(&[Some(1e308), Some(1e308)]).mean(), Some(1e308));
+        assert_eq!(rating(&[Some(-1e308), Some(-1e308), None]).mean(), Some(-1e308));
+        assert_eq!(rating(&[Some(1.0), Some(2.0), None]).mean(), Some(1.5));
+        assert_eq!(rating(&[None]).mean(), None);
     }
 }

@@ -8,7 +8,7 @@ use crate::error::{Error, Place, Result};
 
 /// Reads and parses a whole JSON file.
 pub(crate) fn read_json(path: &Path) -> Result<Value> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::lines::read_text(path)?;
     serde_json::from_str(&text).map_err(|source| Error::Json { path: path.to_owned(), place: Place::File, source })
 }
 
@@ -51,8 +51,10 @@ impl<'a> Doc<'a> {
         v.as_object().ok_or_else(|| self.err(at, format!("expected an object, found {}", kind(v))))
     }
 
+    /// A finite number (a score, a count).
     pub fn number(&self, v: &Value, at: &str) -> Result<f64> {
-        v.as_f64().ok_or_else(|| self.err(at, format!("expected a number, found {}", kind(v))))
+        let x = v.as_f64().ok_or_else(|| self.err(at, format!("expected a number, found {}", kind(v))))?;
+        if x.is_finite() { Ok(x) } else { Err(self.err(at, format!("{v} is not a finite number"))) }
     }
 
     pub fn strings(&self, v: &Value, at: &str) -> Result<Vec<String>> {

@@ -178,6 +178,40 @@ fn jsonl_is_strict_about_keys_ids_and_emptiness() {
     assert_eq!(items[2].response.as_ref().map(|t| t.text.as_str()), Some(""));
 }
 
+fn temp_bytes(name: &str, content: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dialeval-datasets-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, content).unwrap();
+    p
+}
+
+#[test]
+fn a_byte_order_mark_is_read_past_and_invalid_utf8_is_located() {
+    let line = "{\"id\": \"a\", \"context\": [\"hi\"], \"response\": \"yo\"}\n";
+    let with_bom = temp_bytes("bom.jsonl", &[b"\xef\xbb\xbf".as_slice(), line.as_bytes()].concat());
+    assert_eq!(jsonl::load(&with_bom).unwrap()[0].id, "a");
+    let usr_bom = temp_bytes("usr-bom.json", &[b"\xef\xbb\xbf".as_slice(), br#"[{"context": "a", "annotators": ["x"], "responses": [{"response": "r", "model": "m", "Natural": [3]}]}]"#].concat());
+    assert_eq!(usr::load(&usr_bom).unwrap().len(), 1);
+    // Line 2, after `{"id": "b", "context": ["hé` (27 characters, the last of two bytes): column 28.
+    let bad = [line.as_bytes(), "{\"id\": \"b\", \"context\": [\"hé".as_bytes(), b"\xff\"]}\n"].concat();
+    let (place, problem) = record_error(jsonl::load(&temp_bytes("bad-utf8.jsonl", &bad)).unwrap_err());
+    assert_eq!(place, Place::LineColumn(2, 28));
+    assert!(problem.contains("invalid UTF-8 (byte 0xff)"), "{problem}");
+    let (place, _) = record_error(usr::load(&temp_bytes("usr-bad-utf8.json", b"[\n  {\"context\": \"a\xc3\"}]")).unwrap_err());
+    assert_eq!(place, Place::LineColumn(2, 17));
+}
+
+#[test]
+fn ratings_are_finite_and_their_mean_does_not_overflow() {
+    let huge = temp("huge-ratings.jsonl", "{\"id\": \"a\", \"context\": [\"hi\"], \"response\": \"yo\", \"ratings\": {\"overall\": [1e308, 1e308]}}\n");
+    assert_eq!(jsonl::load(&huge).unwrap()[0].mean(Criterion::Overall), Some(1e308));
+    let out_of_range =
+        temp("inf-ratings.jsonl", "{\"id\": \"a\", \"context\": [\"hi\"], \"response\": \"yo\"}\n{\"id\": \"b\", \"context\": [\"hi\"], \"response\": \"yo\", \"ratings\": {\"overall\": [1e999]}}\n");
+    let err = jsonl::load(&out_of_range).unwrap_err().to_string();
+    assert!(err.contains("inf-ratings.jsonl:2"), "the item's line is named: {err}");
+}
+
 #[test]
 fn usr_errors_name_the_json_path() {
     let missing = temp("usr-missing.json", r#"[{"context": "a\nb", "annotators": ["x"], "responses": [{"response": "r", "Natural": [3]}]}]"#);
