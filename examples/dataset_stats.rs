@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use dialeval_datasets::amr::{AmrIndex, read_blocks};
+use dialeval_datasets::amr::{AmrIndex, read_blocks_lenient};
 use dialeval_datasets::pairs::{DiplomacyPairConfig, diplomacy_pairs};
 use dialeval_datasets::{Criterion, DialogueItem, ddpp, fed, grade, jsonl, topical, usr};
 use serde_json::{Value, json};
@@ -152,10 +152,14 @@ fn run(args: &Args) -> Result<Value, Box<dyn std::error::Error>> {
             json!({"wiki_snippets": wiki.shortened.len() + wiki.summarized.len(), "splits": splits})
         }
         Kind::Diplomacy => {
-            let blocks = read_blocks(path)?;
+            // The released file has one sentence without its graph: counted, not fatal.
+            let (blocks, malformed) = read_blocks_lenient(path)?;
+            for bad in &malformed {
+                eprintln!("dataset_stats: AMR block skipped: {bad}");
+            }
             let (pairs, skipped) = diplomacy_pairs(&blocks, &DiplomacyPairConfig::default())?;
             json!({"graphs": blocks.len(), "empty_placeholders": blocks.iter().filter(|b| b.is_empty_placeholder()).count(),
-                   "pairs": pairs.len(), "positive_pairs": pairs.iter().filter(|p| p.label() == 1).count(), "blocks_without_id": skipped})
+                   "pairs": pairs.len(), "positive_pairs": pairs.iter().filter(|p| p.label() == 1).count(), "blocks_without_id": skipped, "malformed_blocks": malformed.len()})
         }
     };
     out["kind"] = json!(format!("{:?}", args.kind).to_lowercase());

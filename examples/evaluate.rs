@@ -25,6 +25,7 @@ use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::{AmrIndex, Coverage};
 use dialeval_eval::digest::{ItemsDigest, items_digest};
 use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LengthFamily, LexicalFamily, LlmFamily, MemoEmbedder, SlmFamily, SmatchFamily};
+use dialeval_eval::lock::OutputLock;
 use dialeval_eval::models::{CheckpointIdentity, Compute, ModelSource, Retrain, RetrainData, SharedCache, default_cache_dir};
 use dialeval_eval::shard::{Shard, ShardScores, merge};
 use dialeval_eval::{Evaluation, Event, FamilyCache, ItemSource, JsonlSource, Pipeline, Report};
@@ -153,8 +154,9 @@ struct Args {
 #[derive(Debug, clap::Subcommand)]
 enum Command {
     /// Build the report from the `shard.json` of shards' output folders (every shard 1..n of one
-    /// split, in any order), given the same corpus flags as the shards were: the report is byte
-    /// for byte that of a single run.
+    /// split, in any order), given the same corpus flags as the shards were (--corpus, --input,
+    /// --subset, --amr, --data, --strict-amr; the scoring flags are refused): the files are byte
+    /// for byte those of a single run, report.md too but for its seconds (the shards' added).
     Merge {
         /// The shards' output folders.
         #[arg(required = true)]
@@ -162,11 +164,35 @@ enum Command {
     },
 }
 
+/// The flags `evaluate merge` does not read (it scores nothing: the families' settings were the
+/// shards'): given to it, they are an error rather than silently ignored.
+const NOT_FOR_MERGE: [&str; 12] = ["amr_parser", "models", "slm", "ruber", "encoder", "llm_base_url", "llm_model", "seed", "device", "retrain", "skip", "references"];
+
 fn main() -> ExitCode {
-    dialeval_examples::finish("evaluate", run(Args::parse()))
+    let matches = <Args as clap::CommandFactory>::command().get_matches();
+    let args = match <Args as clap::FromArgMatches>::from_arg_matches(&matches) {
+        Ok(args) => args,
+        Err(e) => e.exit(),
+    };
+    if let Some(("merge", sub)) = matches.subcommand() {
+        let given = |id: &str| [&matches, sub].iter().any(|m| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine));
+        let unused: Vec<String> = NOT_FOR_MERGE.iter().filter(|id| given(id)).map(|id| format!("--{}", id.replace('_', "-"))).collect();
+        if !unused.is_empty() {
+            return dialeval_examples::finish(
+                "evaluate",
+                Err(format!("evaluate merge does not use {} (the shards were scored with their own; give only the corpus flags and --out)", unused.join(", ")).into()),
+            );
+        }
+    }
+    dialeval_examples::finish("evaluate", run(args))
 }
 
 fn run(args: Args) -> AnyResult<()> {
+    // One run per output folder: a second `evaluate` into the same --out stops here.
+    let lock = OutputLock::acquire(&args.out)?;
+    if let Some(owner) = lock.stale_owner() {
+        eprintln!("evaluate: {} was left by a run that did not finish ({owner}); taken over", lock.path().display());
+    }
     // JSONL is read as a stream, a chunk at a time (graphs attached and the shard picked as it
     // is read); the other corpora are one JSON document each and are loaded whole. Parsing the
     // utterances that lack a graph needs them all first, so --amr-parser loads JSONL whole too.

@@ -221,7 +221,7 @@ with tempfile.TemporaryDirectory() as tmp:
 with tempfile.TemporaryDirectory() as tmp:
     base = [str(examples / "evaluate"), "--skip", "llm"]
     runs = [base + ["--out", f"{tmp}/whole"]] + [base + ["--shard", f"{k}/3", "--out", f"{tmp}/part{k}"] for k in (1, 2, 3)]
-    runs.append([str(examples / "evaluate"), "merge"] + [f"{tmp}/part{k}" for k in (3, 1, 2)] + ["--skip", "llm", "--out", f"{tmp}/merged"])
+    runs.append([str(examples / "evaluate"), "merge"] + [f"{tmp}/part{k}" for k in (3, 1, 2)] + ["--out", f"{tmp}/merged"])
     for cmd in runs:
         done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
         if done.returncode != 0:
@@ -229,7 +229,83 @@ with tempfile.TemporaryDirectory() as tmp:
     for f in ("scores.jsonl", "scores.csv", "correlations.md", "correlations.json"):
         if (Path(tmp) / "whole" / f).read_bytes() != (Path(tmp) / "merged" / f).read_bytes():
             sys.exit(f"FAILED: evaluate merge: {f} differs from the single run's")
-print("evaluate --shard k/3 + evaluate merge: scores and correlations byte for byte those of a single run")
+
+    def without_seconds(text):
+        rows = []
+        for line in text.splitlines():
+            cells = line.split(" | ")
+            if line.startswith("| ") and len(cells) == 4 and cells[2].replace(".", "", 1).isdigit():
+                cells[2] = "-"
+            rows.append(" | ".join(cells))
+        return "\n".join(rows)
+    whole_report, merged_report = ((Path(tmp) / d / "report.md").read_text() for d in ("whole", "merged"))
+    if without_seconds(whole_report) != without_seconds(merged_report):
+        sys.exit(f"FAILED: evaluate merge: report.md differs from the single run's beyond its seconds:\n{whole_report}\n---\n{merged_report}")
+    # merge scores nothing: a scoring flag given to it is refused, not ignored.
+    bad = subprocess.run([str(examples / "evaluate"), "merge", f"{tmp}/part1", "--skip", "slm", "--out", f"{tmp}/bad"], cwd=root, capture_output=True, text=True)
+    if bad.returncode == 0 or "evaluate merge does not use --skip" not in bad.stderr:
+        sys.exit(f"FAILED: evaluate merge accepted --skip: {bad.stderr}")
+print("evaluate --shard k/3 + evaluate merge: scores, correlations and report.md (but its seconds) byte for byte those of a single run")
+# evaluate on hostile input (issue 41): a 5,000-level response graph given inline, an AMR file
+# with a 10,000-level graph, an empty graph and a sentence without its graph, a blank response, an
+# empty context, overflowing ratings and a 1.5 MB response, with every family but the LLM judge
+with tempfile.TemporaryDirectory() as tmp:
+    t = Path(tmp)
+    def chain(n):
+        return "".join(f"(n{i} / thing :ARG0 " for i in range(n))[:-len(" :ARG0 ")] + ")" * n
+    rows = [{"id": f"plain-{k}", "context": ["what did you do today"], "response": "we stayed home " + "and slept " * k,
+             "references": ["we stayed home"], "ratings": {"overall": [1 + k % 5, 1 + (k * 3) % 5]}} for k in range(14)]
+    rows += [
+        {"id": "deep-graph", "context": ["and then"], "response": {"text": "we went far away", "amr": chain(5000)}, "references": ["we went out"], "ratings": {"overall": [3]}},
+        {"id": "blank", "context": ["hello"], "response": "  ", "references": ["we stayed home"], "ratings": {"overall": [1]}},
+        {"id": "opening", "context": [], "response": "hi there, how are you", "references": ["hello"], "ratings": {"overall": [4]}},
+        {"id": "huge-rating", "context": ["hi"], "response": "we stayed home today", "references": ["we stayed home"], "ratings": {"overall": [1e308, 1e308]}},
+        {"id": "long", "context": ["tell me everything"], "response": "word " * 300000, "references": ["we stayed home"], "ratings": {"overall": [2]}},
+    ]
+    corpus = t / "hostile.jsonl"
+    corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    amr = t / "hostile.amr.txt"
+    amr.write_text(f"# ::id deep\n# ::snt we stayed home\n{chain(10000)}\n\n# ::id empty\n# ::snt hello\n()\n\n# ::id sentence-only\n# ::snt hi\n\n"
+                   "# ::id ok\n# ::snt we went out\n(g / go-02 :ARG0 (w / we) :direction (o / out))\n")
+    cmd = [str(examples / "evaluate"), "--corpus", "jsonl", "--input", str(corpus), "--amr", str(amr), "--skip", "llm", "--out", str(t / "out")]
+    runs = [subprocess.run(cmd, cwd=root, capture_output=True, text=True) for _ in range(2)]
+    for done in runs:
+        if done.returncode != 0:
+            sys.exit(f"FAILED: evaluate on hostile input: {done.stderr[-3000:]}")
+    err = runs[0].stderr
+    for want in ("hostile.amr.txt:1: the graph is nested 10000 levels deep", "hostile.amr.txt:5: the graph `()` has no node", "hostile.amr.txt:9: a block with ::id or ::snt but no graph"):
+        if want not in err:
+            sys.exit(f"FAILED: evaluate did not name the bad AMR block {want!r}: {err[-3000:]}")
+    if "damaged" in runs[1].stderr or "torn" in runs[1].stderr:
+        sys.exit(f"FAILED: the second run found the embedding cache damaged: {runs[1].stderr[-3000:]}")
+    scores = {r["id"]: r for r in map(json.loads, (t / "out/scores.jsonl").read_text().splitlines())}
+    blank = scores["blank"]["metrics"]
+    if any(blank.get(m) is not None for m in ("Length (words)", "BLEU-4", "BERTScore-F1", "BERT-RUBER-unref", "SLM", "Combined")):
+        sys.exit(f"FAILED: a blank response was scored: {blank}")
+    for item in ("opening", "long", "huge-rating", "plain-3"):
+        if any(scores[item]["metrics"].get(m) is None for m in ("BERT-RUBER-unref", "SLM", "Combined")):
+            sys.exit(f"FAILED: {item} was not scored: {scores[item]['scores']}")
+    if scores["deep-graph"]["metrics"].get("Smatch") is not None:
+        sys.exit(f"FAILED: the 5,000-level response graph got a Smatch score: {scores['deep-graph']['scores']}")
+    report = (t / "out/report.md").read_text()
+    for want in ("1 items with an empty response are not scored: blank", "1 items have an empty context and are scored as conversation openings",
+                 "deep-graph: response graph: graph nested deeper than 512 levels"):
+        if want not in report:
+            sys.exit(f"FAILED: report.md does not say {want!r}:\n{report}")
+    turn = json.loads((t / "out/correlations.json").read_text())["turn_level"]["rows"]
+    n_length = {r["n"] for r in turn if r["metric"] == "Length (words)" and r["criterion"] == "Overall"}
+    if n_length != {len(rows) - 1}:
+        sys.exit(f"FAILED: n of Length vs Overall is {n_length}, expected {len(rows) - 1} (every rated item but the blank one)")
+    strict = subprocess.run(cmd[:-2] + ["--strict-amr", "--out", str(t / "strict")], cwd=root, capture_output=True, text=True)
+    if strict.returncode == 0 or "hostile.amr.txt:1" not in strict.stderr:
+        sys.exit(f"FAILED: evaluate --strict-amr accepted a graph beyond the limits: {strict.stderr[-2000:]}")
+    # Two runs into one folder at once: one of them is refused at the start.
+    pair = [subprocess.Popen(cmd[:-1] + [str(t / "shared-out")], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    ends = [(p.wait(), p.stderr.read()) for p in pair]
+    refused = [e for rc, e in ends if rc != 0 and "in use by another run" in e]
+    if len(refused) != 1 or sum(rc == 0 for rc, _ in ends) != 1:
+        sys.exit(f"FAILED: two runs into one --out: {[(rc, e[-500:]) for rc, e in ends]}")
+print("evaluate on hostile input: deep graphs, bad blocks, a blank response, an empty context, huge ratings and a 1.5 MB text: named, cached cleanly, one run per folder")
 # evaluate on a user's JSONL corpus with graphs from an external parser (a script playing one)
 with tempfile.TemporaryDirectory() as tmp:
     fake = root / "amr-parse/tests/fixtures/fake_parser.py"

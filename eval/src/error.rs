@@ -65,6 +65,14 @@ pub enum Error {
     /// An invalid setting.
     #[error("{0}")]
     Config(String),
+    /// The output folder is in use by another run ([`crate::lock::OutputLock`]).
+    #[error("{}: the output folder is in use by another run{} (wait for it to finish, or give another --out)", dir.display(), owner.as_deref().map_or_else(String::new, |o| format!(" ({o})")))]
+    Busy {
+        /// The folder.
+        dir: PathBuf,
+        /// What the lock file says of its owner (`pid 1234 since …`), when readable.
+        owner: Option<String>,
+    },
 }
 
 impl Error {

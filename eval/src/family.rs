@@ -141,6 +141,16 @@ impl Note {
         }
     }
 
+    /// Puts the names of an [`Note::Items`] note in the order of `position` (stable for equal
+    /// positions) and keeps the first `shown`: after notes of shards, each naming its own first
+    /// items, were merged, the names a single run over the corpus would have.
+    pub fn order_names(&mut self, position: impl Fn(&str) -> usize) {
+        if let Self::Items { names, shown, .. } = self {
+            names.sort_by_key(|n| position(n));
+            names.truncate(*shown);
+        }
+    }
+
     /// Adds `other` into `self` when both are the same note of two chunks (same words); returns
     /// `other` back otherwise.
     ///
@@ -347,6 +357,40 @@ pub fn unscored_notes(items: &[DialogueItem]) -> Vec<Note> {
         notes.push(Note::items(format!("{{n}} items with an {} are not scored: {{names}}", why.name()), &ids, 10, ", "));
     }
     notes
+}
+
+/// Whether the item has a response that is empty or only whitespace. One rule for every
+/// family: such a response gets an empty cell (it is not a response to score, and a learned
+/// scorer's value for it would be an artefact), and the item is named in the family's notes
+/// ([`empty_response_note`]); [`crate::combination`] then leaves it out too.
+pub fn blank_response(item: &DialogueItem) -> bool {
+    item.response.as_ref().is_some_and(|r| r.text.trim().is_empty())
+}
+
+/// The items a reference-free family scores: those with a response that is not blank.
+pub fn responding_items(items: &[DialogueItem]) -> Vec<usize> {
+    (0..items.len()).filter(|&i| items[i].response.is_some() && !blank_response(&items[i])).collect()
+}
+
+/// The note naming the items with a blank response ([`blank_response`]), worded as the
+/// referenced families' ([`unscored_notes`]).
+pub fn empty_response_note(items: &[DialogueItem]) -> Note {
+    let ids: Vec<&str> = items.iter().filter(|i| blank_response(i)).map(|i| i.id.as_str()).collect();
+    Note::items(format!("{{n}} items with an {} are not scored: {{names}}", Unreferenced::EmptyResponse.name()), &ids, 10, ", ")
+}
+
+/// Whether the item has a response but no context turn with text: the opening of a
+/// conversation (or a context lost on the way). Its documented meaning for the families that
+/// read a context: the context is the empty text, and the response is scored as an opening;
+/// [`empty_context_note`] counts such items.
+pub fn blank_context(item: &DialogueItem) -> bool {
+    item.response.is_some() && item.context.iter().all(|t| t.text.trim().is_empty())
+}
+
+/// The note counting the items scored with an empty context ([`blank_context`]).
+pub fn empty_context_note(items: &[DialogueItem]) -> Note {
+    let n = items.iter().filter(|i| blank_context(i) && !blank_response(i)).count();
+    Note::count("{0} items have an empty context and are scored as conversation openings (an empty context text)", &[n])
 }
 
 /// The response text of an item (empty for dialogue-level items).

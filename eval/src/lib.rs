@@ -73,6 +73,7 @@ mod error;
 pub mod evaluation;
 pub mod families;
 pub mod family;
+pub mod lock;
 #[cfg(feature = "slm")]
 pub mod models;
 #[cfg(feature = "amr-parse")]

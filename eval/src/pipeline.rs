@@ -105,8 +105,30 @@ pub struct FamilyRun {
     pub status: FamilyStatus,
     /// Wall-clock seconds (the cache lookup's when cached).
     pub seconds: f64,
-    /// Notes for the report.
+    /// Notes for the report: [`FamilyRun::events`], then the shown [`FamilyRun::family_notes`].
     pub notes: Vec<String>,
+    /// What happened during this run (a damaged cache entry moved aside and recomputed).
+    #[serde(default)]
+    pub events: Vec<String>,
+    /// The family's own notes of the whole corpus, typed and all of them (shown or not), so
+    /// that the runs of a corpus's shards add up to one run's ([`crate::shard::merge`]).
+    #[serde(default)]
+    pub family_notes: Vec<Note>,
+}
+
+impl FamilyRun {
+    /// A run without notes.
+    pub fn new(family: impl Into<String>, status: FamilyStatus, seconds: f64) -> Self {
+        Self { family: family.into(), status, seconds, notes: Vec::new(), events: Vec::new(), family_notes: Vec::new() }
+    }
+
+    /// The run with `events` and `family_notes`, its [`FamilyRun::notes`] made from them.
+    #[must_use]
+    pub fn with_notes(self, events: Vec<String>, family_notes: Vec<Note>) -> Self {
+        let mut notes = events.clone();
+        notes.extend(shown_notes(&family_notes));
+        Self { notes, events, family_notes, ..self }
+    }
 }
 
 /// What happened to a family.
@@ -263,7 +285,7 @@ impl Pipeline {
                 (Entry::Run(f), Some(state)) => runs.push(state.finish(f.as_ref(), &mut table, self.cache.is_some(), observe)?),
                 (Entry::Skip { family, reason }, _) => {
                     observe(Event::Skipped { family, reason });
-                    runs.push(FamilyRun { family: family.clone(), status: FamilyStatus::Skipped { reason: reason.clone() }, seconds: 0.0, notes: Vec::new() });
+                    runs.push(FamilyRun::new(family.clone(), FamilyStatus::Skipped { reason: reason.clone() }, 0.0));
                 }
                 (Entry::Run(_), None) => {}
             }
@@ -391,12 +413,12 @@ impl State {
     /// The family's run, its columns (put through [`MetricFamily::finish`]) in `table`.
     fn finish(self, f: &dyn ErasedFamily, table: &mut ScoreTable, cached: bool, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<FamilyRun> {
         let family = f.name().to_owned();
-        let mut notes = self.damage;
+        let events = self.damage;
         if self.columns.is_empty()
             && let Some(reason) = self.skipped.as_ref().map(|(r, _)| r.clone()).or(self.none_scored)
         {
             observe(Event::Skipped { family: &family, reason: &reason });
-            return Ok(FamilyRun { family, status: FamilyStatus::Skipped { reason }, seconds: self.seconds, notes });
+            return Ok(FamilyRun::new(family, FamilyStatus::Skipped { reason }, self.seconds).with_notes(events, Vec::new()));
         }
         let mut own = self.notes;
         if let Some((reason, items)) = self.skipped {
@@ -404,7 +426,6 @@ impl State {
         }
         for note in shown_notes(&own) {
             observe(Event::Note { family: &family, text: &note });
-            notes.push(note);
         }
         let columns = f.finish(self.columns)?;
         let metrics = columns.len();
@@ -416,6 +437,6 @@ impl State {
         } else {
             FamilyStatus::Computed { metrics, cached_for_next_run: self.complete && cached, chunks_from_cache: self.from_cache, chunks: self.chunks }
         };
-        Ok(FamilyRun { family, status, seconds: self.seconds, notes })
+        Ok(FamilyRun::new(family, status, self.seconds).with_notes(events, own))
     }
 }

@@ -14,8 +14,9 @@
 //! length, so a sentence's states do not depend on its batch neighbours; with it and the SLM
 //! the bundled USR-PersonaChat merged from 3 shards equals a single run byte for byte
 //! (`scripts/check_examples.py`). The SLM still pads its batches, so that equality is measured,
-//! not guaranteed by construction. `report.md`'s family table adds the shards' seconds and lists
-//! each shard's notes.
+//! not guaranteed by construction. `report.md` is a single run's too, but for the seconds of its
+//! family table (the shards' times added: a measurement, never the same twice): the families'
+//! notes are kept typed in `shard.json` and added up as a single run adds up its chunks'.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -25,6 +26,7 @@ use dialeval_datasets::DialogueItem;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::family::{Note, merge_notes};
 use crate::pipeline::{FamilyRun, FamilyStatus};
 use crate::table::{Column, ScoreTable};
 
@@ -128,8 +130,8 @@ impl ShardScores {
 /// The score table of the corpus with item ids `ids` (in its order) and
 /// [`items_digest`](crate::digest::items_digest) `digest` (both from a
 /// [`Pipeline`](crate::Pipeline) run without families over it: [`crate::Scored`]), from the
-/// tables of all its shards, and the family runs (seconds added, each shard's notes prefixed
-/// with the shard).
+/// tables of all its shards, and the family runs (seconds added, the families' notes added up
+/// as one run's, each shard's events prefixed with the shard).
 ///
 /// # Errors
 /// [`Error::Config`] when the shards are not exactly 1..=n of one split of this corpus, an item
@@ -147,6 +149,9 @@ pub fn merge(ids: &[String], digest: &str, shards: &[ShardScores]) -> Result<(Sc
         }
         if s.corpus != digest {
             return Err(Error::Config(format!("merge: shard {} was cut from another corpus (or other AMR) than the one given", s.shard)));
+        }
+        if let Some(c) = s.columns.iter().find(|c| c.values.len() != s.ids.len()) {
+            return Err(Error::Config(format!("merge: shard {} has {} values of {} for its {} items (a damaged shard.json?)", s.shard, c.values.len(), c.metric, s.ids.len())));
         }
         let names = |x: &ShardScores| x.columns.iter().map(|c| c.metric.clone()).collect::<Vec<_>>();
         if names(s) != names(first) {
@@ -180,32 +185,69 @@ pub fn merge(ids: &[String], digest: &str, shards: &[ShardScores]) -> Result<(Sc
     // it is computed again over the whole corpus.
     let combined = first.columns.iter().any(|c| c.metric.as_str() == crate::combination::COMBINED);
     let table = crate::combination::with_combined(table, |_| combined)?;
-    Ok((table, merged_runs(shards)))
+    Ok((table, merged_runs(ids, shards)))
 }
 
 /// Each family's runs over the shards: seconds added, the first shard's status (or skipped,
-/// with its reason, when any shard skipped the family), every shard's notes prefixed with the
-/// shard.
-fn merged_runs(shards: &[ShardScores]) -> Vec<FamilyRun> {
+/// with its reason, when any shard skipped the family), each shard's events prefixed with the
+/// shard, and the family's notes added up as a single run adds up its chunks' (counts summed,
+/// the items named first in corpus order: `ids`), so that they read as a single run's.
+fn merged_runs(ids: &[String], shards: &[ShardScores]) -> Vec<FamilyRun> {
     let mut ordered: Vec<&ShardScores> = shards.iter().collect();
     ordered.sort_by_key(|s| s.shard.index);
-    let mut runs: Vec<FamilyRun> = Vec::new();
+    let position: HashMap<&str, usize> = ids.iter().enumerate().map(|(k, id)| (id.as_str(), k)).collect();
+    let mut merged: Vec<FamilyRun> = Vec::new();
     for s in ordered {
         for r in &s.runs {
-            let notes = r.notes.iter().map(|n| format!("shard {}: {n}", s.shard));
-            match runs.iter_mut().find(|m| m.family == r.family) {
+            let events = r.events.iter().map(|n| format!("shard {}: {n}", s.shard));
+            // A shard.json of an earlier version has the notes as text only: kept, labelled.
+            let family_notes = if r.family_notes.is_empty() && r.events.is_empty() { r.notes.iter().map(|n| Note::text(format!("shard {}: {n}", s.shard))).collect() } else { r.family_notes.clone() };
+            match merged.iter_mut().find(|m| m.family == r.family) {
                 Some(m) => {
                     m.seconds += r.seconds;
-                    m.notes.extend(notes);
+                    m.events.extend(events);
+                    add_shard_notes(&mut m.family_notes, family_notes);
                     if matches!(r.status, FamilyStatus::Skipped { .. }) {
                         m.status = r.status.clone();
                     }
                 }
-                None => runs.push(FamilyRun { family: r.family.clone(), status: r.status.clone(), seconds: r.seconds, notes: notes.collect() }),
+                None => merged.push(FamilyRun::new(r.family.clone(), r.status.clone(), r.seconds).with_notes(events.collect(), family_notes)),
             }
         }
     }
-    runs
+    // The notes shown are made again from the merged ones.
+    merged
+        .into_iter()
+        .map(|mut run| {
+            run.family_notes.iter_mut().for_each(|n| n.order_names(|name| item_position(name, &position)));
+            FamilyRun::new(run.family, run.status, run.seconds).with_notes(run.events, run.family_notes)
+        })
+        .collect()
+}
+
+/// `notes` of one shard added into `into`: as [`merge_notes`] adds a chunk's, but a note naming
+/// items keeps every shard's names (each shard's first ones) until they are put in corpus order
+/// ([`Note::order_names`]).
+fn add_shard_notes(into: &mut Vec<Note>, notes: Vec<Note>) {
+    for note in notes {
+        if let Note::Items { template, names, total, sep, .. } = &note
+            && let Some(Note::Items { names: have, total: count, .. }) = into.iter_mut().find(|n| matches!(n, Note::Items { template: t, sep: s, .. } if t == template && s == sep))
+        {
+            have.extend(names.iter().cloned());
+            *count += total;
+            continue;
+        }
+        merge_notes(into, vec![note]);
+    }
+}
+
+/// Where the item a note names (`id`, `id: why`, `id (criterion)`) is in the corpus;
+/// `usize::MAX` for a name that is no item's.
+fn item_position(name: &str, position: &HashMap<&str, usize>) -> usize {
+    if let Some(&k) = position.get(name) {
+        return k;
+    }
+    [": ", " ("].iter().filter_map(|sep| name.find(sep)).filter_map(|at| position.get(&name[..at]).copied()).min().unwrap_or(usize::MAX)
 }
 
 #[cfg(test)]

@@ -92,3 +92,72 @@ fn a_corpus_with_bad_items_completes_and_names_them() {
     assert!(report.contains("2 items with a malformed graph are not scored") && report.contains("1 items with an empty response are not scored"), "{report}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `(n0 / thing :ARG0 (n1 / thing :ARG0 (... (n{n-1} / thing))))`.
+fn nested_chain(n: usize) -> String {
+    let mut s: String = (0..n).map(|i| format!("(n{i} / thing :ARG0 ")).collect();
+    s.truncate(s.len() - " :ARG0 ".len());
+    s + &")".repeat(n)
+}
+
+#[test]
+fn hostile_graphs_blank_texts_and_huge_ratings_leave_named_empty_cells() {
+    use dialeval_eval::Evaluation;
+    let dir = std::env::temp_dir().join(format!("dialeval-eval-hostile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let amr = dir.join("refs.amr.txt");
+    // A reference graph 20,000 levels deep (a malformed block: skipped and named), and a good one.
+    std::fs::write(&amr, format!("# ::id deep-ref\n# ::snt a deep reference\n{}\n\n# ::id r1\n# ::snt we stayed home\n(s / stay-01 :ARG1 (w / we) :location (h / home))\n", nested_chain(20_000)))
+        .unwrap();
+    let index = AmrIndex::load_lenient(std::slice::from_ref(&amr)).unwrap();
+    assert_eq!(index.malformed.len(), 1);
+    assert!(index.malformed[0].to_string().contains("refs.amr.txt:1: the graph is nested 20000 levels deep (the limit is 512) (::id deep-ref)"), "{}", index.malformed[0]);
+    assert!(AmrIndex::load(std::slice::from_ref(&amr)).is_err(), "strict: an error");
+
+    let mut items: Vec<DialogueItem> =
+        (0..8).map(|k| rated(item(&format!("plain-{k}"), "what did you do", &format!("we stayed home {}", "and slept ".repeat(k)), "we stayed home"), 1.0 + k as f64 * 0.5)).collect();
+    items.push(rated(item("deep-response", "and then", "we stayed home", "we stayed home"), 2.5));
+    items.push(rated(item("blank-response", "hello", "  \t", "we stayed home"), 1.0));
+    let mut no_context = rated(item("no-context", "", "we stayed home", "we stayed home"), 3.0);
+    no_context.context.clear();
+    items.push(no_context);
+    let mut huge = rated(item("huge-rating", "hi", "we stayed home and more", "we stayed home"), 0.0);
+    huge.ratings[0].scores = vec![Some(1e308), Some(1e308)];
+    items.push(huge);
+    index.attach(&mut items);
+    // A response graph as deep, given inline (as a JSONL corpus may): the item's Smatch cell is
+    // empty and named; nothing overflows the stack.
+    items[8].response.as_mut().unwrap().amr = Some(nested_chain(100_000));
+
+    let mut pipeline = Pipeline::new();
+    pipeline.add(LengthFamily);
+    pipeline.add(LexicalFamily::new().unwrap());
+    pipeline.add(EmbeddingFamily::new(Arc::new(MemoEmbedder::new(WordHash, "word-hash"))));
+    pipeline.add(SmatchFamily::new(&index, std::slice::from_ref(&amr), Default::default()).unwrap());
+    let config = dialeval_metrics::report::ReportConfig { bootstrap: None, ..Default::default() };
+    let done = Evaluation::of(&items).pipeline(pipeline).analysis(config).run().unwrap();
+    let column = |m: &str| done.table.columns().iter().find(|c| c.metric.as_str() == m).unwrap().values.clone();
+    assert!(column("Smatch")[0].is_some());
+    assert_eq!(column("Smatch")[8], None, "the deep response graph");
+    for metric in ["Length (words)", "BLEU-4", "BERTScore-F1", "Smatch"] {
+        assert_eq!(column(metric)[9], None, "{metric}: a blank response is an empty cell");
+    }
+    let notes = |family: &str| done.runs.iter().find(|r| r.family == family).unwrap().notes.join("\n");
+    assert!(notes("smatch").contains("deep-response: response graph: graph nested deeper than 512 levels"), "{}", notes("smatch"));
+    assert!(notes("smatch").contains("refs.amr.txt:1") && notes("smatch").contains("deep-ref"), "{}", notes("smatch"));
+    for family in ["length", "lexical", "embedding", "smatch"] {
+        assert!(notes(family).contains("1 items with an empty response are not scored: blank-response"), "{family}: {}", notes(family));
+    }
+    // The huge ratings are kept (their mean is 1e308, not infinity): every output has n = 12.
+    let human = done.human.qualities.iter().find(|(q, _)| q.name() == "Overall").unwrap();
+    assert_eq!(human.1[11], Some(1e308));
+    let out = dir.join("out");
+    done.write(&out).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("correlations.json")).unwrap()).unwrap();
+    let length_rows: Vec<&serde_json::Value> = json["turn_level"]["rows"].as_array().unwrap().iter().filter(|r| r["metric"] == "Length (words)" && r["criterion"] == "Overall").collect();
+    assert!(!length_rows.is_empty() && length_rows.iter().all(|r| r["n"] == 11), "the blank response is the one item left out: {length_rows:?}");
+    let md = std::fs::read_to_string(out.join("correlations.md")).unwrap();
+    assert!(md.contains("n = 11") || md.contains("| 11 |"), "{md}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

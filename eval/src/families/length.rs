@@ -3,14 +3,15 @@
 use dialeval_datasets::DialogueItem;
 
 use crate::error::Result;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, blank_response, empty_response_note};
 use crate::table::Column;
 
 /// The name of the length baseline's column.
 pub const LENGTH: &str = "Length (words)";
 
 /// `Length (words)`: whitespace-separated words of the response
-/// ([`dialeval_common::word_count`]).
+/// ([`dialeval_common::word_count`]); a blank response is an empty cell, as in every family
+/// ([`blank_response`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LengthFamily;
 
@@ -21,9 +22,10 @@ impl MetricFamily for LengthFamily {
         "length"
     }
 
-    /// 2: the version moved from the settings to `version`.
+    /// 2: the version moved from the settings to `version`. 3: a blank response is an empty
+    /// cell, named in the notes.
     fn version(&self) -> &'static str {
-        "length/2"
+        "length/3"
     }
 
     fn settings(&self) -> Self::Settings {
@@ -31,10 +33,13 @@ impl MetricFamily for LengthFamily {
     }
 
     fn compute(&self, items: &[DialogueItem], _progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
-        let values: Vec<Option<f64>> = items.iter().map(|i| i.response.as_ref().map(|r| dialeval_common::word_count(&r.text) as f64)).collect();
+        let values: Vec<Option<f64>> = items.iter().map(|i| i.response.as_ref().filter(|_| !blank_response(i)).map(|r| dialeval_common::word_count(&r.text) as f64)).collect();
+        let notes = vec![empty_response_note(items)];
         if values.iter().all(Option::is_none) {
-            return Ok(FamilyOutput::NoneScored { reason: "no responses".into(), notes: Vec::new() });
+            return Ok(FamilyOutput::NoneScored { reason: "no responses".into(), notes });
         }
-        Ok(FamilyOutput::Scored(FamilyScores::new(vec![Column::new(LENGTH, values)])))
+        let mut scores = FamilyScores::new(vec![Column::new(LENGTH, values)]);
+        scores.notes = notes;
+        Ok(FamilyOutput::Scored(scores))
     }
 }

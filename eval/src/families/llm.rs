@@ -8,7 +8,7 @@ use dialeval_llm_prompt::{ChatClient, Judge, JudgeConfig, Scoring};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, response};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, blank_response, empty_context_note, empty_response_note, response};
 use crate::table::Column;
 
 /// `LLM-<criterion>` columns. A judgement that fails (a refused connection, a timeout) leaves its
@@ -63,9 +63,10 @@ impl<C: ChatClient> MetricFamily for LlmFamily<C> {
     }
 
     /// 2: the notes name the unscorable answers (cached with the scores). 3: a Multi call gets
-    /// the completion limit once per criterion, and a cut-off JSON answer is read.
+    /// the completion limit once per criterion, and a cut-off JSON answer is read. 4: a blank
+    /// response is not judged (an empty cell, named); an empty context is counted.
     fn version(&self) -> &'static str {
-        "llm/3"
+        "llm/4"
     }
 
     fn settings(&self) -> LlmSettings {
@@ -73,11 +74,13 @@ impl<C: ChatClient> MetricFamily for LlmFamily<C> {
     }
 
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
-        let inputs: Vec<PromptInput> = items.iter().map(prompt_input).collect();
+        // A blank response is not sent to the judge.
+        let at: Vec<usize> = (0..items.len()).filter(|&i| !blank_response(&items[i])).collect();
+        let inputs: Vec<PromptInput> = at.iter().map(|&i| prompt_input(&items[i])).collect();
         let results = self.judge.judge_batch(&inputs, &CRITERIA, self.settings.variant, self.settings.scoring, progress);
         let mut cells: Vec<Vec<Option<f64>>> = vec![vec![None; items.len()]; CRITERIA.len()];
         let (mut failed, mut unscorable) = (Vec::new(), Vec::new());
-        for (i, row) in results.into_iter().enumerate() {
+        for (&i, row) in at.iter().zip(results) {
             for r in row {
                 match r {
                     Ok(j) => match (CRITERIA.iter().position(|&c| c == j.criterion), j.outcome.value()) {
@@ -90,6 +93,8 @@ impl<C: ChatClient> MetricFamily for LlmFamily<C> {
         }
         let columns = CRITERIA.iter().zip(cells).map(|(c, v)| Column::new(format!("LLM-{}", c.name()).as_str(), v)).collect();
         let mut scores = FamilyScores::new(columns);
+        scores.notes.push(empty_response_note(items));
+        scores.notes.push(empty_context_note(items));
         scores.notes.push(Note::items("{n} answers had no readable score; their cells are empty: {names}", &unscorable, 10, ", "));
         if !failed.is_empty() {
             scores.complete = false;

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::families::embedding::MemoEmbedder;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, referenced_items, response, unscored_notes};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, empty_context_note, empty_response_note, referenced_items, responding_items, response, unscored_notes};
 use crate::models::{CheckpointIdentity, SharedCache};
 use crate::table::{Column, ScoreTable};
 
@@ -64,9 +64,10 @@ impl MetricFamily for BertRuberFamily {
         "bert_ruber"
     }
 
-    /// 2: empty responses and references leave the referenced score out.
+    /// 2: empty responses and references leave the referenced score out. 3: a blank response
+    /// leaves the unreferenced score out too, and an empty context is counted.
     fn version(&self) -> &'static str {
-        "bert_ruber/2"
+        "bert_ruber/3"
     }
 
     fn settings(&self) -> RuberSettings {
@@ -74,8 +75,8 @@ impl MetricFamily for BertRuberFamily {
     }
 
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
-        if items.iter().all(|i| i.response.is_none()) {
-            return Ok(FamilyOutput::NoneScored { reason: "no responses".into(), notes: Vec::new() });
+        if responding_items(items).is_empty() {
+            return Ok(FamilyOutput::NoneScored { reason: "no responses".into(), notes: vec![empty_response_note(items)] });
         }
         let queries: Vec<String> = items.iter().map(|i| self.scorer.config.query(&i.context.iter().map(|t| t.text.as_str()).collect::<Vec<_>>())).collect();
         // A model with the knowledge channel reads each item's persona or knowledge (an item
@@ -88,11 +89,11 @@ impl MetricFamily for BertRuberFamily {
             Ok(self.scorer.score_grounded(cache, &pairs, &knowledge)?)
         })?;
         let n = items.len();
-        let with_response: Vec<usize> = (0..n).filter(|&i| items[i].response.is_some()).collect();
+        let with_response = responding_items(items);
         let unref_values: Vec<f64> = with_response.iter().map(|&i| unreferenced[i]).collect();
         let mut columns = vec![Column::spread("BERT-RUBER-unref", n, &with_response, &unref_values)?];
         let at = referenced_items(items);
-        let mut scores_notes = Vec::new();
+        let mut scores_notes = vec![empty_response_note(items), empty_context_note(items)];
         if at.len() >= 2 {
             // Chunk by chunk, as the embedding family: one chunk's token vectors in memory.
             let mut referenced: Vec<f64> = Vec::with_capacity(at.len());

@@ -10,7 +10,7 @@ use dialeval_slm_model::train::Scorer;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, empty_context_note, empty_response_note, responding_items};
 use crate::models::{CheckpointIdentity, SharedCache, score_slm_pairs, slm_pair};
 use crate::table::Column;
 
@@ -50,9 +50,11 @@ impl MetricFamily for SlmFamily {
         "slm"
     }
 
-    /// 2: unreadable response graphs are named and not counted as graphs.
+    /// 2: unreadable response graphs are named and not counted as graphs. 3: a blank response
+    /// is an empty cell, an empty context is counted; graphs beyond the reader's limits are
+    /// unreadable graphs.
     fn version(&self) -> &'static str {
-        "slm/2"
+        "slm/3"
     }
 
     fn settings(&self) -> SlmSettings {
@@ -61,20 +63,20 @@ impl MetricFamily for SlmFamily {
     }
 
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {
-        let at: Vec<usize> = (0..items.len()).filter(|&i| items[i].response.is_some()).collect();
+        let at = responding_items(items);
         if at.is_empty() {
-            return Ok(FamilyOutput::NoneScored { reason: "no responses".into(), notes: Vec::new() });
+            return Ok(FamilyOutput::NoneScored { reason: "no responses".into(), notes: vec![empty_response_note(items)] });
         }
         let pairs: Vec<TrainingPair> = at.iter().map(|&i| slm_pair(&items[i], self.context_turns)).collect();
         let encoder = self.encoder.as_ref().map(|(e, c)| (e.as_ref(), c.as_ref()));
         let scores = score_slm_pairs(&self.scorer, &pairs, encoder, progress)?;
         // A response graph counts only when the model can read it; one that does not parse is
         // scored as a missing graph (the model's learned input for it) and named here.
-        let max_path = self.scorer.featurizer().max_path;
         let (mut with_graphs, mut unreadable) = (0, Vec::new());
         for (p, &i) in pairs.iter().zip(&at) {
             match p.response_amr.as_deref() {
-                Some(g) if dialeval_slm_model::data::graph_input(g, max_path).is_some() => with_graphs += 1,
+                // Parsed only (the reader's size limits included), not laid out as a path matrix.
+                Some(g) if dialeval_amr_graph::AmrGraph::decode(g).is_ok() => with_graphs += 1,
                 Some(_) => unreadable.push(items[i].id.as_str()),
                 None => {}
             }
@@ -86,6 +88,7 @@ impl MetricFamily for SlmFamily {
             10,
             ", ",
         ));
+        let out = out.with_note(empty_response_note(items)).with_note(empty_context_note(items));
         Ok(FamilyOutput::Scored(out))
     }
 }

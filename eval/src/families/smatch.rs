@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::digest::FileDigest;
 use crate::error::Result;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, blank_response, empty_response_note};
 use crate::table::Column;
 
 /// Smatch F1 (smatch 1.0.4's hill climbing) between the response graph attached to an item and
@@ -57,6 +57,7 @@ impl SmatchFamily {
 /// is an empty cell, named in a note; the other items are scored).
 enum ItemSmatch {
     Scored(Option<f64>),
+    Blank,
     NoGraph,
     Malformed(String),
 }
@@ -64,6 +65,9 @@ enum ItemSmatch {
 impl SmatchFamily {
     /// The item's score, [`ItemSmatch::NoGraph`] without a response graph or a reference graph.
     fn item(&self, item: &DialogueItem) -> ItemSmatch {
+        if blank_response(item) {
+            return ItemSmatch::Blank;
+        }
         let Some(test) = item.response.as_ref().and_then(|r| r.amr.as_deref()) else { return ItemSmatch::NoGraph };
         let mut golds = Vec::new();
         for (k, g) in item.references.iter().enumerate().filter_map(|(k, r)| Some((k, self.references.by_text(r)?))) {
@@ -94,9 +98,10 @@ impl MetricFamily for SmatchFamily {
         "smatch"
     }
 
-    /// 2: malformed graphs are empty cells with a note; one graph per side.
+    /// 2: malformed graphs are empty cells with a note; one graph per side. 3: a blank
+    /// response is named; graphs beyond the reader's size limits are malformed.
     fn version(&self) -> &'static str {
-        "smatch/2"
+        "smatch/3"
     }
 
     fn settings(&self) -> SmatchSettings {
@@ -120,6 +125,7 @@ impl MetricFamily for SmatchFamily {
                     no_graph += 1;
                     None
                 }
+                ItemSmatch::Blank => None,
                 ItemSmatch::Malformed(why) => {
                     malformed.push(format!("{}: {why}", item.id));
                     None
@@ -132,6 +138,7 @@ impl MetricFamily for SmatchFamily {
             let bad: Vec<String> = self.references.malformed.iter().map(ToString::to_string).collect();
             notes.push(Note::text(format!("{} malformed blocks of the AMR files were skipped (their sentences have no graph): {}", bad.len(), bad.join("; "))));
         }
+        notes.push(empty_response_note(items));
         notes.push(Note::count("{0} of {1} items lack a response or reference graph and are not scored", &[no_graph, items.len()]));
         notes.push(Note::items("{n} items with a malformed graph are not scored: {names}", &malformed, 5, "; "));
         if found == 0 && malformed.is_empty() {
