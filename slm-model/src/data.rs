@@ -250,6 +250,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn featurising_a_graph_at_the_size_limits_costs_the_nodes_kept() {
+        use dialeval_common::amr_limits::{MAX_DEPTH, MAX_NODES};
+        let pair = |response_amr: Option<String>| TrainingPair {
+            id: "p".into(),
+            context: vec!["what did you do".into()],
+            response: "we went out".into(),
+            kind: PairKind::Positive,
+            context_amr: vec![Some("(d / do-02 :ARG0 (y / you))".into())],
+            response_amr,
+            knowledge: None,
+        };
+        let featurizer = Featurizer::fit(&[pair(Some("(g / go-02 :ARG0 (w / we) :direction (o / out))".into()))], 32, 48, 4).unwrap_or_else(|e| panic!("{e}"));
+        let chain = format!("{}{}", (0..MAX_DEPTH).map(|i| format!("(n{i} / thing :ARG0 ")).collect::<String>().trim_end_matches(" :ARG0 "), ")".repeat(MAX_DEPTH));
+        let star = format!("(n0 / thing{})", (1..MAX_NODES).map(|i| format!(" :ARG1 (n{i} / thing)")).collect::<String>());
+        let too_deep = format!("{}{}", "(a :ARG0 ".repeat(MAX_DEPTH + 1), ")".repeat(MAX_DEPTH + 1));
+        let started = std::time::Instant::now();
+        for graph in [chain, star] {
+            let example = featurizer.example(&pair(Some(graph)));
+            assert!(example.has_graph);
+            assert_eq!(example.response.0.len(), 48, "the last max_nodes nodes are kept");
+        }
+        // A graph beyond the limits is read as a missing graph, at once.
+        let example = featurizer.example(&pair(Some(too_deep)));
+        assert_eq!(example.response.0, [Vocab::UNK]);
+        assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    }
+
+    #[test]
     fn knowledge_splits_into_lines_and_sentences() {
         let persona = "your persona: i like dogs.\nyour persona: i've three cats.\n\n";
         assert_eq!(knowledge_sentences(persona), ["your persona: i like dogs.", "your persona: i've three cats."]);
