@@ -98,6 +98,10 @@ pub struct Tree {
 }
 
 /// A node `(var / concept :role target ...)`.
+///
+/// The walks over a tree (writing, [`Node::walk`], Smatch's triples, path matrices, dropping it)
+/// recurse once per level: the reader never makes a tree deeper than
+/// [`MAX_DEPTH`](crate::penman::MAX_DEPTH), and a tree built by hand must stay within it too.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Node {
     /// The variable, e.g. `s`.
