@@ -32,7 +32,7 @@ set +e
   cd "$clone"
   env CI=true DIALEVAL_CI_TIMINGS=1 \
     CARGO_TARGET_DIR="$scratch/target" CARGO_HOME="$scratch/cargo-home" \
-    DIALEVAL_CACHE="$scratch/cache" DIALEVAL_MINILM="$scratch/cache/minilm" \
+    DIALEVAL_CACHE="$scratch/cache" DIALEVAL_MINILM="$scratch/cache/minilm" DIALEVAL_MPNET="$scratch/cache/mpnet" \
     PIP_NO_CACHE_DIR=1 \
     bash .ci/run
 ) >"$log" 2>&1

