@@ -67,7 +67,18 @@ fn bench_slm(c: &mut Criterion) {
 }
 
 /// all-MiniLM-L6-v2 on flex; skipped when the model has not been fetched
-/// (`scripts/fetch_minilm.sh`).
+/// (`scripts/fetch_minilm.sh`). See [`bench_encoder`].
+fn bench_minilm(c: &mut Criterion) {
+    bench_encoder(c, "minilm", &dialeval_slm_model::bert::default_model_dir(), "scripts/fetch_minilm.sh", [("sgemm_4096x384x1536", [4096, 384, 1536]), ("sgemm_1024_square", [1024, 1024, 1024])]);
+}
+
+/// all-mpnet-base-v2 (12 layers, 768 wide, a relative-position bias) on flex, the same inputs;
+/// skipped when the model has not been fetched (`scripts/fetch_mpnet.sh`).
+fn bench_mpnet(c: &mut Criterion) {
+    bench_encoder(c, "mpnet", &dialeval_slm_model::bert::default_mpnet_dir(), "scripts/fetch_mpnet.sh", [("sgemm_4096x768x3072", [4096, 768, 3072]), ("sgemm_1024_square", [1024, 1024, 1024])]);
+}
+
+/// A pretrained encoder from `dir` on flex, in group `name`:
 /// - `embed_32_usr_responses`: 32 real USR-PersonaChat responses (mean pooled, normalised).
 /// - `encode_usr_texts_256`: the first 256 distinct USR-PersonaChat texts (context turns and
 ///   responses), as the embedding family sees a chunk; throughput in FLOP/s
@@ -77,13 +88,12 @@ fn bench_slm(c: &mut Criterion) {
 ///   three times as large, as in a corpus of thousands of texts.
 /// - `sgemm_*`: flex's own float32 matmul at the encoder's feed-forward shape and a square one,
 ///   the ceiling the encoder's matmuls can reach on this machine.
-fn bench_minilm(c: &mut Criterion) {
+fn bench_encoder(c: &mut Criterion, name: &str, dir: &std::path::Path, fetch: &str, sgemms: [(&str, [usize; 3]); 2]) {
     use criterion::Throughput;
     use dialeval_common::SentenceEmbedder;
-    use dialeval_slm_model::bert::{BertConfig, PretrainedEncoder, default_model_dir};
-    let dir = default_model_dir();
-    let (Ok(encoder), Ok(config)) = (PretrainedEncoder::load(&dir, &Device::flex()), BertConfig::load(&dir.join("config.json"))) else {
-        eprintln!("SKIPPED: MiniLM not found; run scripts/fetch_minilm.sh");
+    use dialeval_slm_model::bert::{BertConfig, PretrainedEncoder};
+    let (Ok(encoder), Ok(config)) = (PretrainedEncoder::load(dir, &Device::flex()), BertConfig::load(&dir.join("config.json"))) else {
+        eprintln!("SKIPPED: {} not found; run {fetch}", dir.display());
         return;
     };
     let usr = dialeval_testkit::read_json(&dialeval_testkit::workspace_dir().join("data/usr-personachat/pc_usr_data.json"));
@@ -101,27 +111,27 @@ fn bench_minilm(c: &mut Criterion) {
         .map(|t| t.trim().to_owned())
         .filter(|t| !t.is_empty() && seen.insert(t.clone()))
         .collect();
-    let mut group = c.benchmark_group("minilm");
+    let mut group = c.benchmark_group(name);
     group.sample_size(10);
     group.bench_function("embed_32_usr_responses", |bench| bench.iter(|| encoder.embed_sentences(&refs).unwrap()));
-    for (name, texts) in [("encode_usr_texts_256", &corpus[..256.min(corpus.len())]), ("encode_usr_texts_all", &corpus[..])] {
+    for (bench_name, texts) in [("encode_usr_texts_256", &corpus[..256.min(corpus.len())]), ("encode_usr_texts_all", &corpus[..])] {
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
         let encoded = encoder.encode(&texts).unwrap();
         let flops: u64 = encoded.iter().map(|e| config.forward_flops(e.ids.len())).sum();
         let tokens: usize = encoded.iter().map(|e| e.ids.len()).sum();
-        eprintln!("minilm/{name}: {} sentences, {tokens} tokens, {:.2} GFLOP per pass", texts.len(), flops as f64 / 1e9);
+        eprintln!("{name}/{bench_name}: {} sentences, {tokens} tokens, {:.2} GFLOP per pass", texts.len(), flops as f64 / 1e9);
         group.throughput(Throughput::Elements(flops));
-        group.bench_function(name, |bench| bench.iter(|| encoder.encode(&texts).unwrap()));
+        group.bench_function(bench_name, |bench| bench.iter(|| encoder.encode(&texts).unwrap()));
     }
     let device = Device::flex();
-    for (name, [m, k, n]) in [("sgemm_4096x384x1536", [4096_usize, 384, 1536]), ("sgemm_1024_square", [1024, 1024, 1024])] {
+    for (sgemm, [m, k, n]) in sgemms {
         let a = Tensor::<2>::random([m, k], burn::tensor::Distribution::Default, &device);
         let b = Tensor::<2>::random([k, n], burn::tensor::Distribution::Default, &device);
         group.throughput(Throughput::Elements(2 * (m * k * n) as u64));
-        group.bench_function(name, |bench| bench.iter(|| a.clone().matmul(b.clone()).into_data()));
+        group.bench_function(sgemm, |bench| bench.iter(|| a.clone().matmul(b.clone()).into_data()));
     }
     group.finish();
 }
 
-criterion_group!(benches, bench_slm, bench_minilm);
+criterion_group!(benches, bench_slm, bench_minilm, bench_mpnet);
 criterion_main!(benches);
