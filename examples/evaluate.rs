@@ -306,6 +306,11 @@ fn run(args: Args) -> AnyResult<()> {
                     bar.finish();
                 }
                 let scorer = RuberScorer::load(source.dir(), device.clone())?;
+                // A checkpoint of another encoder (--encoder) is refused before anything is encoded.
+                if let Err(e) = scorer.check_encoder(Some(enc.fingerprint()), enc.hidden_size()) {
+                    pipeline.skip(&name, format!("{e} (train a checkpoint on this encoder, or leave --encoder out)"));
+                    continue;
+                }
                 pipeline.add(BertRuberFamily::new(scorer, CheckpointIdentity::of(source.dir())?, Arc::clone(enc), Arc::clone(memo), Arc::clone(cache)).with_references(args.references));
             }
             (Family::Slm, ..) => {
@@ -317,6 +322,16 @@ fn run(args: Args) -> AnyResult<()> {
                     bar.finish();
                 }
                 let scorer = Scorer::load(source.dir(), device.clone())?;
+                if let (Some((trained, dim)), Ok(e)) = (&scorer.featurizer().encoder, &encoder)
+                    && (trained != e.fingerprint() || *dim != e.hidden_size())
+                {
+                    let found = format!("{} ({} dims)", e.fingerprint(), e.hidden_size());
+                    pipeline.skip(
+                        &name,
+                        format!("the model was trained on the vectors of encoder {trained} ({dim} dims), not on those of {found} (train a checkpoint on this encoder, or leave --encoder out)"),
+                    );
+                    continue;
+                }
                 let text_side = match (&encoder, &cache) {
                     (Ok(e), Some(c)) => Some((Arc::clone(e), Arc::clone(c))),
                     // This model reads sentence vectors: without the encoder it cannot score.

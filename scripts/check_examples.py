@@ -8,6 +8,8 @@
   Prince v1.6 vs v3.0 releases its corpus F1 equals smatch 1.0.4's 0.9627710817580442.
 """
 import json
+import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -313,6 +315,22 @@ with tempfile.TemporaryDirectory() as tmp:
     if (shared_out / ".dialeval.lock").exists():
         sys.exit("FAILED: a finished run left its lock file")
 print("evaluate on hostile input: deep graphs, bad blocks, a blank response, an empty context, huge ratings and a 1.5 MB text: named, cached cleanly, one run per folder")
+# evaluate --encoder all-mpnet-base-v2: the embedding metrics are MPNet's; the shipped learned
+# checkpoints (trained on MiniLM's vectors) are refused before anything is encoded, each named
+mpnet = Path(os.environ.get("DIALEVAL_MPNET", Path.home() / ".cache/dialeval/models/all-mpnet-base-v2"))
+if (mpnet / "model.safetensors").is_file():
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run([str(examples / "evaluate"), "--encoder", str(mpnet), "--skip", "llm,lexical,smatch", "--out", tmp], cwd=root, capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"FAILED: evaluate --encoder mpnet: {done.stderr[-2000:]}")
+        for family in ("bert_ruber", "slm"):
+            if not re.search(rf"evaluate: {family}: skipped \(.*trained on the vectors of encoder \w+ \(384 dims\).*768 dims", done.stderr):
+                sys.exit(f"FAILED: evaluate --encoder mpnet did not refuse the {family} checkpoint: {done.stderr[-2000:]}")
+        rows = json.loads((Path(tmp) / "correlations.json").read_text())["turn_level"]["rows"]
+        bertscore = next(r for r in rows if r["metric"] == "BERTScore-F1" and r["criterion"] == "Overall" and r["kind"] == "spearman")
+        if not (bertscore["statistic"] > 0.1 and bertscore["pvalue"] < 0.05):
+            sys.exit(f"FAILED: MPNet's BERTScore-F1 vs Overall: {bertscore}")
+    print(f"evaluate --encoder all-mpnet-base-v2: BERTScore-F1 vs Overall {bertscore['statistic']:.3f}; MiniLM checkpoints refused by name")
 # evaluate on a user's JSONL corpus with graphs from an external parser (a script playing one)
 with tempfile.TemporaryDirectory() as tmp:
     fake = root / "amr-parse/tests/fixtures/fake_parser.py"

@@ -631,13 +631,22 @@ impl RuberScorer {
     /// # Errors
     /// Texts missing from the cache, a knowledge slice of another length than `pairs`.
     pub fn score_grounded(&self, cache: &EmbeddingCache, pairs: &[(&str, &str)], knowledge: &[Option<&str>]) -> Result<Vec<f64>> {
-        let (id, dim) = &self.encoder;
-        let mismatch = cache.dim() != *dim || matches!((id.as_deref(), cache.encoder_id()), (Some(a), Some(b)) if a != b);
-        if mismatch {
-            let name = |id: &Option<String>, dim: usize| format!("{} ({dim} dims)", id.as_deref().unwrap_or("unrecorded"));
-            return Err(Error::EncoderMismatch { expected: name(id, *dim), found: name(&cache.encoder_id().map(str::to_owned), cache.dim()) });
-        }
+        self.check_encoder(cache.encoder_id(), cache.dim())?;
         score_pairs(&self.model, &self.config, cache, pairs, knowledge, &self.device)
+    }
+
+    /// Whether the states of encoder `id` (its fingerprint, when known) of width `dim` are the
+    /// ones the model was trained on: a caller can ask before encoding anything.
+    ///
+    /// # Errors
+    /// [`Error::EncoderMismatch`] naming both encoders.
+    pub fn check_encoder(&self, id: Option<&str>, dim: usize) -> Result<()> {
+        let (trained, trained_dim) = &self.encoder;
+        if dim != *trained_dim || matches!((trained.as_deref(), id), (Some(a), Some(b)) if a != b) {
+            let name = |id: Option<&str>, dim: usize| format!("{} ({dim} dims)", id.unwrap_or("unrecorded"));
+            return Err(Error::EncoderMismatch { expected: name(trained.as_deref(), *trained_dim), found: name(id, dim) });
+        }
+        Ok(())
     }
 }
 
