@@ -11,11 +11,7 @@ fn fixture(p: &str) -> PathBuf {
 }
 
 fn temp(name: &str, content: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dialeval-datasets-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, content).unwrap();
-    p
+    temp_bytes(name, content.as_bytes())
 }
 
 fn record_error(e: Error) -> (Place, String) {
