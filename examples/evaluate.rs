@@ -322,14 +322,9 @@ fn run(args: Args) -> AnyResult<()> {
                     bar.finish();
                 }
                 let scorer = Scorer::load(source.dir(), device.clone())?;
-                if let (Some((trained, dim)), Ok(e)) = (&scorer.featurizer().encoder, &encoder)
-                    && (trained != e.fingerprint() || *dim != e.hidden_size())
-                {
-                    let found = format!("{} ({} dims)", e.fingerprint(), e.hidden_size());
-                    pipeline.skip(
-                        &name,
-                        format!("the model was trained on the vectors of encoder {trained} ({dim} dims), not on those of {found} (train a checkpoint on this encoder, or leave --encoder out)"),
-                    );
+                // As for BERT-RUBER: a checkpoint of another encoder is refused before encoding.
+                if let Err(e) = encoder.as_ref().map_or(Ok(()), |e| scorer.featurizer().check_encoder(e.fingerprint(), e.hidden_size())) {
+                    pipeline.skip(&name, format!("{e} (train a checkpoint on this encoder, or leave --encoder out)"));
                     continue;
                 }
                 let text_side = match (&encoder, &cache) {

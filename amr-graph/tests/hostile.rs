@@ -12,30 +12,8 @@ use dialeval_amr_graph::penman::{self, Indent, MAX_DEPTH, MAX_NODES};
 use dialeval_amr_graph::simplify::{LinearizeOptions, Pipeline, linearize};
 use dialeval_amr_graph::smatch::{Smatch, SmatchConfig, SmatchTriples};
 use dialeval_amr_graph::{AmrGraph, Error, ParseError, ParseErrorKind};
+use dialeval_testkit::{penman_chain as nested_chain, penman_star as star};
 use proptest::prelude::*;
-
-/// `(n0 / thing :ARG0 (n1 / thing :ARG0 (... (n{n-1} / thing))))`: `n` nodes, `n` levels.
-fn nested_chain(n: usize) -> String {
-    let mut s = String::with_capacity(n * 24);
-    for i in 0..n {
-        if i > 0 {
-            s.push_str(" :ARG0 ");
-        }
-        write!(s, "(n{i} / thing").unwrap();
-    }
-    s.push_str(&")".repeat(n));
-    s
-}
-
-/// `(n0 / thing :ARG1 (n1 / thing) ... :ARG1 (n{n-1} / thing))`: `n` nodes, 2 levels.
-fn star(n: usize) -> String {
-    let mut s = String::from("(n0 / thing");
-    for i in 1..n {
-        write!(s, " :ARG1 (n{i} / thing)").unwrap();
-    }
-    s.push(')');
-    s
-}
 
 /// A chain `n0 → n1 → … → n{n-1}` of `:ARG0` re-entrancies written as a two-level tree (each
 /// node also hangs off the top by an `:op` edge): laying its `:ARG0` triples out from the top,

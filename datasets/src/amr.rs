@@ -328,8 +328,7 @@ mod tests {
     fn graphs_beyond_the_size_limits_are_malformed_blocks() {
         use dialeval_common::amr_limits::{MAX_DEPTH, MAX_NODES};
         let path = std::env::temp_dir().join(format!("dialeval-amr-limits-{}.txt", std::process::id()));
-        let chain = |n: usize| format!("{}{}", (0..n).map(|i| format!("(n{i} / thing :ARG0 ")).collect::<String>().trim_end_matches(" :ARG0 "), ")".repeat(n));
-        let star = |n: usize| format!("(n0 / thing{})", (1..n).map(|i| format!(" :ARG1 (n{i} / thing)")).collect::<String>());
+        use dialeval_testkit::{penman_chain as chain, penman_star as star};
         let text = format!(
             "# ::id ok-deep\n# ::snt a\n{}\n\n# ::id too-deep\n# ::snt b\n{}\n\n# ::id ok-wide\n# ::snt c\n{}\n\n# ::id too-wide\n# ::snt d\n{}\n\n# ::id quoted\n# ::snt e\n(q / say-01 :ARG1 \"((((\")\n",
             chain(MAX_DEPTH),

@@ -21,8 +21,7 @@ fn rated(mut i: DialogueItem, overall: f64) -> DialogueItem {
 
 #[test]
 fn a_corpus_with_bad_items_completes_and_names_them() {
-    let dir = std::env::temp_dir().join(format!("dialeval-eval-bad-items-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::temp("eval", "bad-items");
     std::fs::create_dir_all(&dir).unwrap();
     let amr = dir.join("refs.amr.txt");
     // Block 2 (line 5) is cut off; block 4 repeats a variable, which only Smatch's reader sees.
@@ -93,23 +92,18 @@ fn a_corpus_with_bad_items_completes_and_names_them() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `(n0 / thing :ARG0 (n1 / thing :ARG0 (... (n{n-1} / thing))))`.
-fn nested_chain(n: usize) -> String {
-    let mut s: String = (0..n).map(|i| format!("(n{i} / thing :ARG0 ")).collect();
-    s.truncate(s.len() - " :ARG0 ".len());
-    s + &")".repeat(n)
-}
-
 #[test]
 fn hostile_graphs_blank_texts_and_huge_ratings_leave_named_empty_cells() {
     use dialeval_eval::Evaluation;
-    let dir = std::env::temp_dir().join(format!("dialeval-eval-hostile-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::temp("eval", "hostile");
     std::fs::create_dir_all(&dir).unwrap();
     let amr = dir.join("refs.amr.txt");
     // A reference graph 20,000 levels deep (a malformed block: skipped and named), and a good one.
-    std::fs::write(&amr, format!("# ::id deep-ref\n# ::snt a deep reference\n{}\n\n# ::id r1\n# ::snt we stayed home\n(s / stay-01 :ARG1 (w / we) :location (h / home))\n", nested_chain(20_000)))
-        .unwrap();
+    std::fs::write(
+        &amr,
+        format!("# ::id deep-ref\n# ::snt a deep reference\n{}\n\n# ::id r1\n# ::snt we stayed home\n(s / stay-01 :ARG1 (w / we) :location (h / home))\n", dialeval_testkit::penman_chain(20_000)),
+    )
+    .unwrap();
     let index = AmrIndex::load_lenient(std::slice::from_ref(&amr)).unwrap();
     assert_eq!(index.malformed.len(), 1);
     assert!(index.malformed[0].to_string().contains("refs.amr.txt:1: the graph is nested 20000 levels deep (the limit is 512) (::id deep-ref)"), "{}", index.malformed[0]);
@@ -128,7 +122,7 @@ fn hostile_graphs_blank_texts_and_huge_ratings_leave_named_empty_cells() {
     index.attach(&mut items);
     // A response graph as deep, given inline (as a JSONL corpus may): the item's Smatch cell is
     // empty and named; nothing overflows the stack.
-    items[8].response.as_mut().unwrap().amr = Some(nested_chain(100_000));
+    items[8].response.as_mut().unwrap().amr = Some(dialeval_testkit::penman_chain(100_000));
 
     let mut pipeline = Pipeline::new();
     pipeline.add(LengthFamily);

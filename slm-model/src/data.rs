@@ -262,8 +262,7 @@ mod tests {
             knowledge: None,
         };
         let featurizer = Featurizer::fit(&[pair(Some("(g / go-02 :ARG0 (w / we) :direction (o / out))".into()))], 32, 48, 4).unwrap_or_else(|e| panic!("{e}"));
-        let chain = format!("{}{}", (0..MAX_DEPTH).map(|i| format!("(n{i} / thing :ARG0 ")).collect::<String>().trim_end_matches(" :ARG0 "), ")".repeat(MAX_DEPTH));
-        let star = format!("(n0 / thing{})", (1..MAX_NODES).map(|i| format!(" :ARG1 (n{i} / thing)")).collect::<String>());
+        let (chain, star) = (dialeval_testkit::penman_chain(MAX_DEPTH), dialeval_testkit::penman_star(MAX_NODES));
         let too_deep = format!("{}{}", "(a :ARG0 ".repeat(MAX_DEPTH + 1), ")".repeat(MAX_DEPTH + 1));
         let started = std::time::Instant::now();
         for graph in [chain, star] {
@@ -518,10 +517,21 @@ impl Featurizer {
         match (&self.encoder, vectors) {
             (None, _) => Ok(()),
             (Some(_), None) => Err(Error::Config("this model reads pretrained sentence vectors; give it the encoder it was trained with".into())),
-            (Some((id, dim)), Some(v)) if v.encoder_id() != id || v.dim() != *dim => {
-                Err(Error::EncoderMismatch { expected: format!("{id} ({dim} dims)"), found: format!("{} ({} dims)", v.encoder_id(), v.dim()) })
+            (Some(_), Some(v)) => self.check_encoder(v.encoder_id(), v.dim()),
+        }
+    }
+
+    /// Checks that the encoder `id` of width `dim` is the one this featuriser was fitted with
+    /// (always true for the scratch text encoder): a caller can ask before encoding anything.
+    ///
+    /// # Errors
+    /// [`Error::EncoderMismatch`] naming both encoders.
+    pub fn check_encoder(&self, id: &str, dim: usize) -> Result<()> {
+        match &self.encoder {
+            Some((trained, trained_dim)) if trained != id || *trained_dim != dim => {
+                Err(Error::EncoderMismatch { expected: format!("{trained} ({trained_dim} dims)"), found: format!("{id} ({dim} dims)") })
             }
-            (Some(_), Some(_)) => Ok(()),
+            _ => Ok(()),
         }
     }
 

@@ -92,3 +92,18 @@ pub fn float(v: &Value) -> f64 {
 pub fn floats(v: &Value) -> Vec<f64> {
     v.as_array().unwrap_or_else(|| panic!("not an array: {v}")).iter().map(float).collect()
 }
+
+/// `(n0 / thing :ARG0 (n1 / thing :ARG0 (… (n{n-1} / thing))))`: a PENMAN graph of `n` nodes
+/// nested `n` levels deep (`n` ≥ 1), for the tests of the graph size limits.
+pub fn penman_chain(n: usize) -> String {
+    let mut s: String = (0..n).map(|i| format!("(n{i} / thing :ARG0 ")).collect();
+    s.truncate(s.len().saturating_sub(" :ARG0 ".len()));
+    s + &")".repeat(n)
+}
+
+/// `(n0 / thing :ARG1 (n1 / thing) … :ARG1 (n{n-1} / thing))`: a PENMAN graph of `n` nodes two
+/// levels deep.
+pub fn penman_star(n: usize) -> String {
+    let edges: String = (1..n).map(|i| format!(" :ARG1 (n{i} / thing)")).collect();
+    format!("(n0 / thing{edges})")
+}
