@@ -24,9 +24,9 @@ use dialeval_common::MultiRef;
 use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::{AmrIndex, Coverage};
 use dialeval_eval::digest::{ItemsDigest, items_digest};
-use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LengthFamily, LexicalFamily, LlmFamily, MemoEmbedder, SlmFamily, SmatchFamily};
+use dialeval_eval::families::{BertRuberFamily, ContextCosineFamily, EmbeddingFamily, LengthFamily, LexicalFamily, LlmFamily, MemoEmbedder, SlmFamily, SmatchFamily};
 use dialeval_eval::lock::OutputLock;
-use dialeval_eval::models::{CheckpointIdentity, Compute, ModelSource, Retrain, RetrainData, SharedCache, default_cache_dir};
+use dialeval_eval::models::{CheckpointIdentity, Compute, ModelRequest, ModelSource, Retrain, RetrainData, SharedCache, default_cache_dir};
 use dialeval_eval::shard::{Shard, ShardScores, merge};
 use dialeval_eval::{Evaluation, Event, FamilyCache, ItemSource, JsonlSource, Pipeline, Report};
 use dialeval_examples::Progress;
@@ -65,6 +65,7 @@ enum Family {
     Length,
     Lexical,
     Embedding,
+    ContextCosine,
     BertRuber,
     Slm,
     Smatch,
@@ -297,8 +298,16 @@ fn run(args: Args) -> AnyResult<()> {
             (Family::Embedding, Ok(_), Some(memo), _) => {
                 pipeline.add(EmbeddingFamily::new(Arc::clone(memo)).with_references(args.references));
             }
+            (Family::ContextCosine, Ok(enc), _, Some(cache)) => {
+                pipeline.add(ContextCosineFamily::new(Arc::clone(enc), Arc::clone(cache)));
+            }
             (Family::BertRuber, Ok(enc), Some(memo), Some(cache)) => {
-                let source = ModelSource::resolve(args.ruber.as_deref(), &args.models, "bert-ruber", retrain_rule, &args.out, args.seed);
+                // The first shipped checkpoint trained on this encoder's vectors (models/bert-ruber
+                // for MiniLM, models/<dir>/bert-ruber for another), else one trained here.
+                let request =
+                    ModelRequest { name: "bert-ruber", given: args.ruber.as_deref(), models: &args.models, retrain: retrain_rule, out: &args.out, seed: args.seed, encoder: Some(enc.fingerprint()) };
+                let fits = |dir: &Path| -> dialeval_eval::Result<bool> { Ok(RuberScorer::load(dir, device.clone())?.check_encoder(Some(enc.fingerprint()), enc.hidden_size()).is_ok()) };
+                let source = ModelSource::resolve(&request, &fits)?;
                 eprintln!("evaluate: bert_ruber: {source}");
                 if matches!(source, ModelSource::Retrain(_)) && !source.dir().join("done").is_file() {
                     let bar = Progress::new("BERT-RUBER");
@@ -314,7 +323,13 @@ fn run(args: Args) -> AnyResult<()> {
                 pipeline.add(BertRuberFamily::new(scorer, CheckpointIdentity::of(source.dir())?, Arc::clone(enc), Arc::clone(memo), Arc::clone(cache)).with_references(args.references));
             }
             (Family::Slm, ..) => {
-                let source = ModelSource::resolve(args.slm.as_deref(), &args.models, "slm", retrain_rule, &args.out, args.seed);
+                // As for BERT-RUBER; the SLM trained here reads no encoder (its text side is trained too).
+                let request = ModelRequest { name: "slm", given: args.slm.as_deref(), models: &args.models, retrain: retrain_rule, out: &args.out, seed: args.seed, encoder: None };
+                let fits = |dir: &Path| -> dialeval_eval::Result<bool> {
+                    let scorer = Scorer::load(dir, device.clone())?;
+                    Ok(encoder.as_ref().map_or(true, |e| scorer.featurizer().check_encoder(e.fingerprint(), e.hidden_size()).is_ok()))
+                };
+                let source = ModelSource::resolve(&request, &fits)?;
                 eprintln!("evaluate: slm: {source}");
                 if matches!(source, ModelSource::Retrain(_)) && !source.dir().join("done").is_file() {
                     let bar = Progress::new("SLM");
@@ -361,7 +376,7 @@ fn run(args: Args) -> AnyResult<()> {
     }
     println!("{}", dialeval_eval::write::summary_markdown(&done.analysis));
     for r in &done.runs {
-        eprintln!("evaluate: {:>10}: {:6.1} s", r.family, r.seconds);
+        eprintln!("evaluate: {:>14}: {:6.1} s", r.family, r.seconds);
     }
     eprintln!("evaluate: report in {}", args.out.join("report.md").display());
     Ok(())

@@ -1,6 +1,8 @@
-//! The metric families of the main job. Those on burn (`BERT-RUBER`, the SLM, the MiniLM
-//! encoder) need the `slm` feature; the LLM judge needs `llm`.
+//! The metric families of the main job. Those on burn (`BERT-RUBER`, the SLM, the context
+//! cosines of the sentence encoder) need the `slm` feature; the LLM judge needs `llm`.
 
+#[cfg(feature = "slm")]
+pub mod context_cosine;
 pub mod embedding;
 pub mod length;
 pub mod lexical;
@@ -12,6 +14,8 @@ pub mod ruber;
 pub mod slm;
 pub mod smatch;
 
+#[cfg(feature = "slm")]
+pub use context_cosine::ContextCosineFamily;
 pub use embedding::{EmbeddingFamily, MemoEmbedder};
 pub use length::{LENGTH, LengthFamily};
 pub use lexical::LexicalFamily;

@@ -67,18 +67,48 @@ pub enum Retrain {
     Always,
 }
 
+/// What a learned family asks [`ModelSource::resolve`] for.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelRequest<'a> {
+    /// The model's name: its shipped folder (`slm`, `bert-ruber`).
+    pub name: &'a str,
+    /// A directory the user named (`--slm`, `--ruber`): used as it is.
+    pub given: Option<&'a Path>,
+    /// The shipped checkpoints' root (`models/`).
+    pub models: &'a Path,
+    /// Whether a shipped checkpoint may be used.
+    pub retrain: Retrain,
+    /// The run's output folder (where a checkpoint trained here goes).
+    pub out: &'a Path,
+    /// Seed of a checkpoint trained here.
+    pub seed: u64,
+    /// The fingerprint of the sentence encoder in use, if any: a checkpoint trained here goes to
+    /// a folder named by it, so two encoders' retrained models never share one.
+    pub encoder: Option<&'a str>,
+}
+
 impl ModelSource {
-    /// `given` when set; else the shipped `models/<name>` unless [`Retrain::Always`] or it is
-    /// missing; else `out/models/<name>-seed<seed>`.
-    pub fn resolve(given: Option<&Path>, models: &Path, name: &str, retrain: Retrain, out: &Path, seed: u64) -> Self {
-        if let Some(dir) = given {
-            return Self::Given(dir.to_owned());
+    /// `given` when set; else the first shipped checkpoint of `name` (`models/<name>`, then
+    /// `models/<dir>/<name>` in name order, each with a `SHA256SUMS`) that `fits` accepts (it
+    /// reads this run's encoder), unless [`Retrain::Always`]; else
+    /// `out/models/<name>[-<encoder>]-seed<seed>`, trained here.
+    ///
+    /// # Errors
+    /// What `fits` returns: a shipped checkpoint that cannot be read is an error, never passed
+    /// over for another.
+    pub fn resolve(request: &ModelRequest<'_>, fits: &dyn Fn(&Path) -> Result<bool>) -> Result<Self> {
+        if let Some(dir) = request.given {
+            return Ok(Self::Given(dir.to_owned()));
         }
-        let bundled = models.join(name);
-        if retrain == Retrain::IfNotShipped && bundled.join(dialeval_slm_model::bundle::MANIFEST).is_file() {
-            return Self::Bundled(bundled);
+        if request.retrain == Retrain::IfNotShipped {
+            for dir in shipped(request.models, request.name) {
+                if fits(&dir)? {
+                    return Ok(Self::Bundled(dir));
+                }
+            }
         }
-        Self::Retrain(out.join(format!("models/{name}-seed{seed}")))
+        let encoder = request.encoder.map_or_else(String::new, |e| format!("-{e}"));
+        Ok(Self::Retrain(request.out.join(format!("models/{}{encoder}-seed{}", request.name, request.seed))))
     }
 
     /// The directory.
@@ -89,6 +119,15 @@ impl ModelSource {
     }
 }
 
+/// The shipped checkpoints of `name` under `models`: `models/<name>`, then `models/<dir>/<name>`
+/// for each folder in name order (one per encoder: `models/all-mpnet-base-v2/slm`); only those
+/// with a `SHA256SUMS`.
+pub fn shipped(models: &Path, name: &str) -> Vec<PathBuf> {
+    let mut nested: Vec<PathBuf> = std::fs::read_dir(models).into_iter().flatten().flatten().map(|e| e.path().join(name)).collect();
+    nested.sort();
+    std::iter::once(models.join(name)).chain(nested).filter(|d| d.join(dialeval_slm_model::bundle::MANIFEST).is_file()).collect()
+}
+
 impl std::fmt::Display for ModelSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -96,5 +135,45 @@ impl std::fmt::Display for ModelSource {
             Self::Bundled(d) => write!(f, "shipped checkpoint {} (SHA256SUMS verified on load)", d.display()),
             Self::Retrain(d) => write!(f, "trained here into {}", d.display()),
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A fake shipped folder: a `SHA256SUMS` and the encoder it records in `encoder.txt`.
+    fn ship(dir: &Path, encoder: &str) {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("encoder.txt"), encoder).unwrap();
+        dialeval_slm_model::bundle::write_manifest(dir, &["encoder.txt"]).unwrap();
+    }
+
+    #[test]
+    fn the_shipped_checkpoint_of_the_encoder_in_use_is_chosen_and_a_retrained_one_is_named_by_it() {
+        let root = std::env::temp_dir().join(format!("dialeval-resolve-{}", std::process::id()));
+        let models = root.join("models");
+        ship(&models.join("slm"), "minilm");
+        ship(&models.join("all-mpnet-base-v2/slm"), "mpnet");
+        std::fs::create_dir_all(models.join("zz-unshipped/slm")).unwrap();
+        assert_eq!(shipped(&models, "slm"), vec![models.join("slm"), models.join("all-mpnet-base-v2/slm")], "the top-level one first, only folders with a manifest");
+        let recorded = |want: &'static str| move |dir: &Path| -> Result<bool> { Ok(std::fs::read_to_string(dir.join("encoder.txt")).map_err(|e| Error::io(dir, e))? == want) };
+        let out = root.join("out");
+        let request = ModelRequest { name: "slm", given: None, models: &models, retrain: Retrain::IfNotShipped, out: &out, seed: 3, encoder: Some("ab12") };
+        assert_eq!(ModelSource::resolve(&request, &recorded("minilm")).unwrap(), ModelSource::Bundled(models.join("slm")));
+        assert_eq!(ModelSource::resolve(&request, &recorded("mpnet")).unwrap(), ModelSource::Bundled(models.join("all-mpnet-base-v2/slm")));
+        assert_eq!(
+            ModelSource::resolve(&request, &recorded("other")).unwrap(),
+            ModelSource::Retrain(out.join("models/slm-ab12-seed3")),
+            "no shipped one fits: trained here, in a folder of this encoder"
+        );
+        let always = ModelRequest { retrain: Retrain::Always, encoder: None, ..request };
+        assert_eq!(ModelSource::resolve(&always, &recorded("minilm")).unwrap(), ModelSource::Retrain(out.join("models/slm-seed3")));
+        let given = ModelRequest { given: Some(&root), ..request };
+        assert_eq!(ModelSource::resolve(&given, &recorded("other")).unwrap(), ModelSource::Given(root.clone()), "a named directory is used as it is");
+        let unreadable = |_: &Path| -> Result<bool> { Err(Error::io(Path::new("models/slm/best/model.bpk"), std::io::Error::other("checksum"))) };
+        assert!(ModelSource::resolve(&request, &unreadable).is_err(), "a shipped checkpoint that cannot be read is an error, not passed over");
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

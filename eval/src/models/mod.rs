@@ -12,7 +12,7 @@ pub mod inputs;
 pub mod recipes;
 pub mod vectors;
 
-pub use checkpoint::{CheckpointIdentity, ModelSource, Retrain};
+pub use checkpoint::{CheckpointIdentity, ModelRequest, ModelSource, Retrain, shipped};
 pub use dialeval_slm_model::compute::Compute;
 pub use inputs::{fill_pair_texts, score_items, score_slm_pairs, slm_pair};
 pub use recipes::{DdppSlmPairs, RetrainData, ddpp_slm_pairs, mix_triples, positives_triples, random_negative_triples, sampled_triples, split_contexts};
