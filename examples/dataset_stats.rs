@@ -3,9 +3,10 @@
 //! ```text
 //! cargo run --release --example dataset_stats -- KIND PATH [AMR_SIDE_FILE ...] [--subset DATASET] [--model MODEL]
 //! ```
-//! KIND is one of `usr`, `fed`, `ddpp`, `topical` (PATH = the `topical-chat` folder; valid_rare
-//! and test_rare are counted), `grade` (PATH = the release's `evaluation/` folder; every
-//! (dataset, model) cell, or those of `--subset` / `--model`), `jsonl`, `diplomacy` (PATH = a
+//! KIND is a rated corpus format (`usr`, `fed` (both levels counted), `fed-dialogue`, `jsonl`,
+//! `grade` (PATH = the release's `evaluation/` folder; every (dataset, model) cell, or those of
+//! `--subset` / `--model`)) or a training source: `ddpp`, `topical` (PATH = the `topical-chat`
+//! folder; valid_rare and test_rare are counted), `diplomacy` (PATH = a
 //! Diplomacy AMR file). Prints items, contexts, responses per label or system, annotators,
 //! criteria present and, with side files (or for diplomacy), AMR coverage.
 
@@ -13,29 +14,53 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use dialeval_datasets::amr::{AmrIndex, read_blocks_lenient};
 use dialeval_datasets::pairs::{DiplomacyPairConfig, diplomacy_pairs};
-use dialeval_datasets::{Criterion, DialogueItem, ddpp, fed, grade, jsonl, topical, usr};
+use dialeval_datasets::{CorpusFormat, Criterion, DialogueItem, Selection, ddpp, fed, topical};
 use serde_json::{Value, json};
 
-/// The corpus kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// What the counts are of: a rated corpus format, or one of the training sources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    Usr,
-    Fed,
+    /// A format of rated items ([`CorpusFormat`]: usr, fed, fed-dialogue, grade, jsonl).
+    Rated(CorpusFormat),
+    /// DailyDialog++ (`dev.json`, `test.json`, `train.json`).
     Ddpp,
+    /// Topical-Chat's folder.
     Topical,
-    Grade,
-    Jsonl,
+    /// The Diplomacy AMR file.
     Diplomacy,
+}
+
+impl std::str::FromStr for Kind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "ddpp" => Ok(Self::Ddpp),
+            "topical" => Ok(Self::Topical),
+            "diplomacy" => Ok(Self::Diplomacy),
+            _ => s.parse().map(Self::Rated).map_err(|e| format!("{e}, ddpp, topical or diplomacy")),
+        }
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Rated(format) => write!(f, "{format}"),
+            Self::Ddpp => f.write_str("ddpp"),
+            Self::Topical => f.write_str("topical"),
+            Self::Diplomacy => f.write_str("diplomacy"),
+        }
+    }
 }
 
 #[derive(Debug, Parser)]
 #[command(about = "Counts for any supported corpus, as JSON")]
 struct Args {
     /// The corpus kind.
-    #[arg(value_enum)]
     kind: Kind,
     /// The corpus file or folder.
     path: PathBuf,
@@ -102,29 +127,21 @@ fn run(args: &Args) -> Result<Value, Box<dyn std::error::Error>> {
         Ok(Some(json!({"graphs": index.len(), "turns": c.turns, "turns_with_amr": c.with_amr})))
     };
     let mut out = match args.kind {
-        Kind::Usr | Kind::Jsonl | Kind::Grade => {
-            let mut cells = None;
-            let mut items = match args.kind {
-                Kind::Usr => usr::load(path)?,
-                Kind::Jsonl => jsonl::load(path)?,
-                _ => {
-                    let release = grade::load_release(path, args.subset.as_deref(), args.model.as_deref())?;
-                    cells = Some(release.cells.iter().map(|(c, n)| (format!("{}/{}", c.dataset, c.model), *n)).collect::<BTreeMap<String, usize>>());
-                    release.items
-                }
-            };
-            let mut v = item_stats(&items);
-            if let Some(cells) = cells {
-                v["cells"] = json!(cells);
+        // FED's file holds both levels: counted together.
+        Kind::Rated(CorpusFormat::Fed) => {
+            let f = fed::load(path)?;
+            json!({"turn_level": item_stats(&f.turns), "dialogue_level": item_stats(&f.dialogues)})
+        }
+        Kind::Rated(format) => {
+            let mut loaded = format.load(path, &Selection { dataset: args.subset.clone(), model: args.model.clone() })?;
+            let mut v = item_stats(&loaded.items);
+            if format == CorpusFormat::Grade {
+                v["cells"] = json!(loaded.cells.iter().map(|(c, n)| (format!("{}/{}", c.dataset, c.model), *n)).collect::<BTreeMap<String, usize>>());
             }
-            if let Some(a) = attach(&mut items)? {
+            if let Some(a) = attach(&mut loaded.items)? {
                 v["amr"] = a;
             }
             v
-        }
-        Kind::Fed => {
-            let f = fed::load(path)?;
-            json!({"turn_level": item_stats(&f.turns), "dialogue_level": item_stats(&f.dialogues)})
         }
         Kind::Ddpp => {
             let contexts = ddpp::load(path)?;
@@ -162,7 +179,7 @@ fn run(args: &Args) -> Result<Value, Box<dyn std::error::Error>> {
                    "pairs": pairs.len(), "positive_pairs": pairs.iter().filter(|p| p.label() == 1).count(), "blocks_without_id": skipped, "malformed_blocks": malformed.len()})
         }
     };
-    out["kind"] = json!(format!("{:?}", args.kind).to_lowercase());
+    out["kind"] = json!(args.kind.to_string());
     out["path"] = json!(path.display().to_string());
     Ok(out)
 }

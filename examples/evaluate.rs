@@ -21,8 +21,8 @@ use clap::{Parser, ValueEnum};
 use dialeval_amr_graph::smatch::SmatchConfig;
 use dialeval_amr_parse::{AmrParser, CommandAmrParser, LlmAmrParser, LlmParserConfig};
 use dialeval_common::MultiRef;
-use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::{AmrIndex, Coverage};
+use dialeval_datasets::{CorpusFormat, DialogueItem, Selection};
 use dialeval_eval::digest::{ItemsDigest, items_digest};
 use dialeval_eval::families::{BertRuberFamily, ContextCosineFamily, EmbeddingFamily, LengthFamily, LexicalFamily, LlmFamily, MemoEmbedder, SlmFamily, SmatchFamily};
 use dialeval_eval::lock::OutputLock;
@@ -43,21 +43,6 @@ type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
 /// The endpoint of the local server (`scripts/llm_server.sh start`), used when none is given.
 const LOCAL_LLM: &str = "http://127.0.0.1:8089/v1";
 
-/// The corpora the main job reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Corpus {
-    /// USR-PersonaChat (`pc_usr_data.json`; default: the bundled copy).
-    Usr,
-    /// FED turn level (`fed_data.json`).
-    Fed,
-    /// FED dialogue level (`fed_data.json`; whole dialogues, no response).
-    FedDialogue,
-    /// GRADE's release (`--input` = its `evaluation/` folder; every cell, or `--subset DATASET`).
-    Grade,
-    /// The generic JSONL format of `dialeval-datasets`.
-    Jsonl,
-}
-
 /// The metric families, in the order they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 #[value(rename_all = "snake_case")]
@@ -77,9 +62,10 @@ enum Family {
 struct Args {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Which corpus format `--input` is.
-    #[arg(global = true, long, value_enum, default_value_t = Corpus::Usr)]
-    corpus: Corpus,
+    /// Which corpus format `--input` is: usr (default: the bundled copy), fed (turn level),
+    /// fed-dialogue, grade (the release's `evaluation/` folder) or jsonl.
+    #[arg(global = true, long, default_value = "usr")]
+    corpus: CorpusFormat,
     /// The corpus file (required for fed, grade and jsonl).
     #[arg(global = true, long)]
     input: Option<String>,
@@ -197,9 +183,9 @@ fn run(args: Args) -> AnyResult<()> {
     // JSONL is read as a stream, a chunk at a time (graphs attached and the shard picked as it
     // is read); the other corpora are one JSON document each and are loaded whole. Parsing the
     // utterances that lack a graph needs them all first, so --amr-parser loads JSONL whole too.
-    let stream = args.corpus == Corpus::Jsonl && args.amr_parser.is_none();
+    let stream = args.corpus.streams() && args.amr_parser.is_none();
     let mut corpus = if stream { Vec::new() } else { load_corpus(&args)? };
-    let mut amr_files = if args.amr.is_empty() && args.corpus == Corpus::Usr { vec![args.data.join("silver-amr/usr-personachat.silver.amr.txt")] } else { args.amr.clone() };
+    let mut amr_files = if args.amr.is_empty() && args.corpus == CorpusFormat::Usr { vec![args.data.join("silver-amr/usr-personachat.silver.amr.txt")] } else { args.amr.clone() };
     if let Some(choice) = &args.amr_parser {
         amr_files.push(parse_missing(&args, choice, &corpus, &amr_files)?);
     }
@@ -214,7 +200,7 @@ fn run(args: Args) -> AnyResult<()> {
         Vec::new()
     } else {
         *coverage.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = amr.attach(&mut corpus);
-        eprintln!("evaluate: {} items of {:?}", corpus.len(), args.corpus);
+        eprintln!("evaluate: {} items of {}", corpus.len(), args.corpus);
         args.shard.map_or_else(Vec::new, |shard| shard.select(&corpus))
     };
     // The items scored (a shard's, or all) and, for a shard, the whole corpus it is cut from.
@@ -431,23 +417,16 @@ fn report(event: Event<'_>, state: &std::sync::Mutex<Reporter>) {
 }
 
 fn load_corpus(args: &Args) -> AnyResult<Vec<DialogueItem>> {
-    let input = || args.input.as_deref().ok_or_else(|| format!("--corpus {:?} needs --input", args.corpus));
-    if args.subset.is_some() && args.corpus != Corpus::Grade {
-        return Err("--subset is for --corpus grade".into());
+    let path = match (&args.input, args.corpus) {
+        (Some(input), _) => PathBuf::from(input),
+        (None, CorpusFormat::Usr) => args.data.join("usr-personachat/pc_usr_data.json"),
+        (None, format) => return Err(format!("--corpus {format} needs --input").into()),
+    };
+    let loaded = args.corpus.load(&path, &Selection { dataset: args.subset.clone(), model: None })?;
+    for (cell, n) in &loaded.cells {
+        eprintln!("evaluate: GRADE {}/{}: {n} items", cell.dataset, cell.model);
     }
-    Ok(match args.corpus {
-        Corpus::Usr => dialeval_datasets::usr::load(&args.input.as_ref().map_or_else(|| args.data.join("usr-personachat/pc_usr_data.json"), PathBuf::from))?,
-        Corpus::Fed => dialeval_datasets::fed::load(Path::new(input()?))?.turns,
-        Corpus::FedDialogue => dialeval_datasets::fed::load(Path::new(input()?))?.dialogues,
-        Corpus::Jsonl => dialeval_datasets::jsonl::load(Path::new(input()?))?,
-        Corpus::Grade => {
-            let release = dialeval_datasets::grade::load_release(Path::new(input()?), args.subset.as_deref(), None)?;
-            for (cell, n) in &release.cells {
-                eprintln!("evaluate: GRADE {}/{}: {n} items", cell.dataset, cell.model);
-            }
-            release.items
-        }
-    })
+    Ok(loaded.items)
 }
 
 /// Which parser `--amr-parser` names.

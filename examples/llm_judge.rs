@@ -22,6 +22,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use dialeval_common::Criterion;
+use dialeval_datasets::{CorpusFormat, Selection};
 use dialeval_eval::families::llm::prompt_input;
 use dialeval_eval::models::{Compute, score_items};
 use dialeval_llm_prompt::judge::CRITERIA;
@@ -41,24 +42,15 @@ enum ScoringKind {
     Sample,
 }
 
-/// The corpus formats `--input` may be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum CorpusKind {
-    /// The generic JSONL format.
-    Jsonl,
-    /// USR-PersonaChat's `pc_usr_data.json`.
-    Usr,
-}
-
 #[derive(Debug, clap::Parser)]
 #[command(about = "Rate items with an LLM judge on the paper's four criteria")]
 struct Args {
-    /// Items in the generic JSONL format (with `--corpus usr`: pc_usr_data.json, default the bundled copy).
+    /// The items: a file in the generic JSONL format, or of the `--corpus` format (with `--corpus usr` the bundled copy by default).
     #[arg(long)]
     input: Option<std::path::PathBuf>,
-    /// What `--input` is.
-    #[arg(long, value_enum, default_value_t = CorpusKind::Jsonl)]
-    corpus: CorpusKind,
+    /// What `--input` is: jsonl, usr, fed, fed-dialogue or grade (the release's `evaluation/` folder).
+    #[arg(long, default_value = "jsonl")]
+    corpus: CorpusFormat,
     /// PENMAN files whose graphs are attached to turns by sentence text (default for usr: the bundled silver AMR).
     #[arg(long, value_delimiter = ',')]
     amr: Vec<std::path::PathBuf>,
@@ -125,11 +117,11 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         ScoringKind::Sample => Scoring::Sample { samples: args.samples, temperature: args.temperature },
     };
     let mut items = match (args.corpus, &args.input) {
-        (CorpusKind::Jsonl, Some(input)) => dialeval_datasets::jsonl::load(input)?,
-        (CorpusKind::Jsonl, None) => return Err("--input ITEMS.jsonl is required (or --corpus usr)".into()),
-        (CorpusKind::Usr, input) => dialeval_datasets::usr::load(input.as_deref().unwrap_or_else(|| std::path::Path::new("data/usr-personachat/pc_usr_data.json")))?,
+        (format, Some(input)) => format.load(input, &Selection::default())?.items,
+        (CorpusFormat::Usr, None) => dialeval_datasets::usr::load(std::path::Path::new("data/usr-personachat/pc_usr_data.json"))?,
+        (format, None) => return Err(format!("--corpus {format} needs --input (the bundled default is --corpus usr)").into()),
     };
-    let amr = if args.amr.is_empty() && args.corpus == CorpusKind::Usr { vec!["data/silver-amr/usr-personachat.silver.amr.txt".into()] } else { args.amr.clone() };
+    let amr = if args.amr.is_empty() && args.corpus == CorpusFormat::Usr { vec!["data/silver-amr/usr-personachat.silver.amr.txt".into()] } else { args.amr.clone() };
     if !amr.is_empty() {
         let coverage = dialeval_datasets::amr::AmrIndex::load(&amr)?.attach(&mut items);
         eprintln!("llm_judge: AMR for {} of {} utterances", coverage.with_amr, coverage.turns);

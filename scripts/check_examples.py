@@ -105,6 +105,7 @@ stats_runs = [("grade", root / "datasets/tests/fixtures/grade/evaluation", "item
 if (shared / "data").is_dir():
     d = shared / "data"
     stats_runs += [("usr", d / "usr-personachat/pc_usr_data.json", "items", 300),
+                   ("fed-dialogue", d / "fed/fed_data.json", "items", 125),
                    ("ddpp", d / "dailydialog-plusplus/test.json", "contexts", 1142),
                    ("diplomacy", d / "amr-diplomacy/dip-all-amr-smosher.txt", "graphs", 8882)]
 for kind, path, key, want in stats_runs:

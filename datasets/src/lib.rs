@@ -8,6 +8,7 @@
 //!   [`Criterion`] vocabulary);
 //! - loaders: [`usr`], [`fed`], [`ddpp`] (DailyDialog++), [`topical`] (Topical-Chat),
 //!   [`grade`], [`jsonl`] (a documented format for your own data);
+//! - [`format`]: one name per rated corpus format ([`CorpusFormat`]) and one loader for all;
 //! - [`amr`]: PENMAN side files attached to turns by sentence text or id;
 //! - [`pairs`]: DailyDialog++, Topical-Chat and Diplomacy training pairs (uniform or
 //!   length-matched negatives), deterministic splits;
@@ -24,6 +25,7 @@ pub mod amr;
 pub mod ddpp;
 mod error;
 pub mod fed;
+pub mod format;
 pub mod grade;
 pub mod item;
 mod json;
@@ -37,4 +39,5 @@ pub mod usr;
 
 pub use dialeval_common::Criterion;
 pub use error::{Error, Place, Result};
+pub use format::{CorpusFormat, LoadedCorpus, Selection};
 pub use item::{Corpus, DialogueItem, Rating, Turn};
