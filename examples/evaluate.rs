@@ -24,19 +24,16 @@ use dialeval_common::MultiRef;
 use dialeval_datasets::amr::{AmrIndex, Coverage};
 use dialeval_datasets::{CorpusFormat, DialogueItem, Selection};
 use dialeval_eval::digest::{ItemsDigest, items_digest};
-use dialeval_eval::families::{BertRuberFamily, ContextCosineFamily, EmbeddingFamily, LengthFamily, LexicalFamily, LlmFamily, MemoEmbedder, SlmFamily, SmatchFamily};
+use dialeval_eval::families::{LengthFamily, LexicalFamily, LlmFamily, SmatchFamily};
 use dialeval_eval::lock::OutputLock;
-use dialeval_eval::models::{CheckpointIdentity, Compute, ModelRequest, ModelSource, Retrain, RetrainData, SharedCache, default_cache_dir};
+use dialeval_eval::models::{Built, Compute, ModelBundle, ModelSettings, ModelSource, Retrain, default_cache_dir};
 use dialeval_eval::shard::{Shard, ShardScores, merge};
-use dialeval_eval::{Evaluation, Event, FamilyCache, ItemSource, JsonlSource, Pipeline, Report};
+use dialeval_eval::{Evaluation, Event, FamilyCache, ItemSource, JsonlSource, MetricFamily, Pipeline, Report};
 use dialeval_examples::Progress;
 use dialeval_llm_prompt::prompt::{Templates, Variant};
 use dialeval_llm_prompt::{CachedClient, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
 use dialeval_metrics::inference::BootstrapConfig;
 use dialeval_metrics::report::ReportConfig;
-use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
-use dialeval_slm_model::ruber::RuberScorer;
-use dialeval_slm_model::train::Scorer;
 
 type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -250,99 +247,43 @@ fn run(args: Args) -> AnyResult<()> {
     }
     let items = source(args.shard)?;
     let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&args.out.join("metrics"))?);
-    let device = args.device.device()?;
-    let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &device).map(Arc::new);
-    let memo = encoder.as_ref().ok().map(|e| Arc::new(MemoEmbedder::new(Arc::clone(e), e.fingerprint())));
-    let cache = encoder.as_ref().ok().map(|e| Arc::new(SharedCache::new(e, &default_cache_dir())));
-    let no_encoder = || encoder.as_ref().err().map_or_else(String::new, |e| format!("no sentence encoder: {e} (run scripts/fetch_minilm.sh)"));
-    let retrain = RetrainData { data: args.data.clone(), seed: args.seed, compute: args.device };
-    let retrain_rule = if args.retrain { Retrain::Always } else { Retrain::IfNotShipped };
+    let bundle = ModelBundle::load(ModelSettings {
+        encoder: args.encoder.clone(),
+        compute: args.device,
+        models: args.models.clone(),
+        slm: args.slm.clone(),
+        ruber: args.ruber.clone(),
+        retrain: if args.retrain { Retrain::Always } else { Retrain::IfNotShipped },
+        data: args.data.clone(),
+        seed: args.seed,
+        out: args.out.clone(),
+        cache_dir: default_cache_dir(),
+        references: args.references,
+    })?;
     for family in Family::value_variants() {
         let name = family.to_possible_value().map_or_else(String::new, |v| v.get_name().to_owned());
         if args.skip.contains(family) {
             pipeline.skip(&name, "left out by --skip");
             continue;
         }
-        match (family, &encoder, &memo, &cache) {
-            (Family::Length, ..) => {
-                pipeline.add(LengthFamily);
-            }
-            (Family::Lexical, ..) => {
-                pipeline.add(LexicalFamily::new()?);
-            }
-            (Family::Smatch, ..) => {
-                pipeline.add(SmatchFamily::new(&amr, &amr_files, SmatchConfig::default())?.with_references(args.references));
-            }
-            (Family::Llm, ..) => match llm_family(&args)? {
-                Some(f) => {
-                    pipeline.add(f);
-                }
-                None => {
-                    pipeline.skip(&name, "no LLM configured (give --llm-base-url or start scripts/llm_server.sh)");
-                }
+        let notice = |source: &ModelSource| eprintln!("evaluate: {name}: {source}");
+        // A bar only when a checkpoint is trained here.
+        let bar = std::cell::OnceCell::new();
+        let epochs = |e, s, n| bar.get_or_init(|| Progress::new(&format!("training {name}"))).update_epoch(e, s, n);
+        match family {
+            Family::Length => add(&mut pipeline, &name, Built::Ready(LengthFamily)),
+            Family::Lexical => add(&mut pipeline, &name, Built::Ready(LexicalFamily::new()?)),
+            Family::Embedding => add(&mut pipeline, &name, bundle.embedding()),
+            Family::ContextCosine => add(&mut pipeline, &name, bundle.context_cosine()),
+            Family::BertRuber => add(&mut pipeline, &name, bundle.bert_ruber(&notice, &epochs)?),
+            Family::Slm => add(&mut pipeline, &name, bundle.slm(&notice, &epochs)?),
+            Family::Smatch => add(&mut pipeline, &name, Built::Ready(SmatchFamily::new(&amr, &amr_files, SmatchConfig::default())?.with_references(args.references))),
+            Family::Llm => match llm_family(&args)? {
+                Some(f) => add(&mut pipeline, &name, Built::Ready(f)),
+                None => add::<LengthFamily>(&mut pipeline, &name, Built::Skipped("no LLM configured (give --llm-base-url or start scripts/llm_server.sh)".into())),
             },
-            (Family::Embedding, Ok(_), Some(memo), _) => {
-                pipeline.add(EmbeddingFamily::new(Arc::clone(memo)).with_references(args.references));
-            }
-            (Family::ContextCosine, Ok(enc), _, Some(cache)) => {
-                pipeline.add(ContextCosineFamily::new(Arc::clone(enc), Arc::clone(cache)));
-            }
-            (Family::BertRuber, Ok(enc), Some(memo), Some(cache)) => {
-                // The first shipped checkpoint trained on this encoder's vectors (models/bert-ruber
-                // for MiniLM, models/<dir>/bert-ruber for another), else one trained here.
-                let request =
-                    ModelRequest { name: "bert-ruber", given: args.ruber.as_deref(), models: &args.models, retrain: retrain_rule, out: &args.out, seed: args.seed, encoder: Some(enc.fingerprint()) };
-                let fits = |dir: &Path| -> dialeval_eval::Result<bool> { Ok(RuberScorer::load(dir, device.clone())?.check_encoder(Some(enc.fingerprint()), enc.hidden_size()).is_ok()) };
-                let source = ModelSource::resolve(&request, &fits)?;
-                eprintln!("evaluate: bert_ruber: {source}");
-                if matches!(source, ModelSource::Retrain(_)) && !source.dir().join("done").is_file() {
-                    let bar = Progress::new("BERT-RUBER");
-                    cache.with(|c| retrain.train_ruber(enc, c, source.dir(), &|e, s, n| bar.update_epoch(e, s, n)))?;
-                    bar.finish();
-                }
-                let scorer = RuberScorer::load(source.dir(), device.clone())?;
-                // A checkpoint of another encoder (--encoder) is refused before anything is encoded.
-                if let Err(e) = scorer.check_encoder(Some(enc.fingerprint()), enc.hidden_size()) {
-                    pipeline.skip(&name, format!("{e} (train a checkpoint on this encoder, or leave --encoder out)"));
-                    continue;
-                }
-                pipeline.add(BertRuberFamily::new(scorer, CheckpointIdentity::of(source.dir())?, Arc::clone(enc), Arc::clone(memo), Arc::clone(cache)).with_references(args.references));
-            }
-            (Family::Slm, ..) => {
-                // As for BERT-RUBER; the SLM trained here reads no encoder (its text side is trained too).
-                let request = ModelRequest { name: "slm", given: args.slm.as_deref(), models: &args.models, retrain: retrain_rule, out: &args.out, seed: args.seed, encoder: None };
-                let fits = |dir: &Path| -> dialeval_eval::Result<bool> {
-                    let scorer = Scorer::load(dir, device.clone())?;
-                    Ok(encoder.as_ref().map_or(true, |e| scorer.featurizer().check_encoder(e.fingerprint(), e.hidden_size()).is_ok()))
-                };
-                let source = ModelSource::resolve(&request, &fits)?;
-                eprintln!("evaluate: slm: {source}");
-                if matches!(source, ModelSource::Retrain(_)) && !source.dir().join("done").is_file() {
-                    let bar = Progress::new("SLM");
-                    retrain.train_slm(source.dir(), &|e, s, n| bar.update_epoch(e, s, n))?;
-                    bar.finish();
-                }
-                let scorer = Scorer::load(source.dir(), device.clone())?;
-                // As for BERT-RUBER: a checkpoint of another encoder is refused before encoding.
-                if let Err(e) = encoder.as_ref().map_or(Ok(()), |e| scorer.featurizer().check_encoder(e.fingerprint(), e.hidden_size())) {
-                    pipeline.skip(&name, format!("{e} (train a checkpoint on this encoder, or leave --encoder out)"));
-                    continue;
-                }
-                let text_side = match (&encoder, &cache) {
-                    (Ok(e), Some(c)) => Some((Arc::clone(e), Arc::clone(c))),
-                    // This model reads sentence vectors: without the encoder it cannot score.
-                    _ if scorer.featurizer().encoder.is_some() => {
-                        pipeline.skip(&name, no_encoder());
-                        continue;
-                    }
-                    _ => None,
-                };
-                pipeline.add(SlmFamily::new(scorer, CheckpointIdentity::of(source.dir())?, text_side));
-            }
-            _ => {
-                pipeline.skip(&name, no_encoder());
-            }
         }
+        bar.get().iter().for_each(|b| b.finish());
     }
     let done = Evaluation::of_source(items.as_ref()).pipeline(pipeline).chunk_items(args.chunk).analysis(config).observe(|event| report(event, &bar)).run()?;
     covered();
@@ -366,6 +307,18 @@ fn run(args: Args) -> AnyResult<()> {
     }
     eprintln!("evaluate: report in {}", args.out.join("report.md").display());
     Ok(())
+}
+
+/// Adds a built family to the pipeline, or records it as skipped with its reason.
+fn add<F: MetricFamily + 'static>(pipeline: &mut Pipeline, name: &str, built: Built<F>) {
+    match built {
+        Built::Ready(family) => {
+            pipeline.add(family);
+        }
+        Built::Skipped(reason) => {
+            pipeline.skip(name, reason);
+        }
+    }
 }
 
 /// What [`report`] shows: a bar for the family at work, or, over a corpus of several chunks,

@@ -14,19 +14,16 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::Parser;
 use dialeval_amr_graph::smatch::SmatchConfig;
 use dialeval_common::MultiRef;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp::leave_one_out;
-use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LexicalFamily, MemoEmbedder, SmatchFamily};
-use dialeval_eval::models::{CheckpointIdentity, Compute, ModelRequest, ModelSource, Retrain, SharedCache, default_cache_dir};
+use dialeval_eval::families::{LexicalFamily, SmatchFamily};
+use dialeval_eval::models::{Compute, ModelBundle, ModelSettings};
 use dialeval_eval::separation::{Separation, separation};
 use dialeval_eval::{FamilyCache, Pipeline};
-use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
-use dialeval_slm_model::ruber::RuberScorer;
 
 #[derive(Debug, Parser)]
 #[command(about = "DailyDialog++ leave-one-out: ROC AUC of each referenced metric with one reference and with several")]
@@ -78,16 +75,11 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let amr = AmrIndex::load(&args.amr)?;
-    let encoder = Arc::new(PretrainedEncoder::load(&default_model_dir(), &args.device.device()?)?);
-    let memo = Arc::new(MemoEmbedder::new(Arc::clone(&encoder), encoder.fingerprint()));
-    let cache = Arc::new(SharedCache::new(&encoder, &default_cache_dir()));
-    let request = ModelRequest { name: "bert-ruber", given: None, models: &args.models, retrain: Retrain::IfNotShipped, out: &args.out, seed: 0, encoder: Some(encoder.fingerprint()) };
-    let fits = |dir: &std::path::Path| -> dialeval_eval::Result<bool> { Ok(RuberScorer::load(dir, args.device.device()?)?.check_encoder(Some(encoder.fingerprint()), encoder.hidden_size()).is_ok()) };
-    let source = ModelSource::resolve(&request, &fits)?;
+    let bundle = ModelBundle::load(ModelSettings { compute: args.device, models: args.models.clone(), out: args.out.clone(), references: args.rule, ..ModelSettings::default() })?;
     let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&args.out.join("metrics"))?);
     pipeline.add(LexicalFamily::new()?);
-    pipeline.add(EmbeddingFamily::new(Arc::clone(&memo)).with_references(args.rule));
-    pipeline.add(BertRuberFamily::new(RuberScorer::load(source.dir(), args.device.device()?)?, CheckpointIdentity::of(source.dir())?, Arc::clone(&encoder), memo, cache).with_references(args.rule));
+    pipeline.add(bundle.embedding().required()?);
+    pipeline.add(bundle.bert_ruber(&|source| eprintln!("multiref_ddpp: bert_ruber: {source}"), &|_, _, _| {})?.required()?);
     pipeline.add(SmatchFamily::new(&amr, &args.amr, SmatchConfig::default())?.with_references(args.rule));
     let mut results = Vec::new();
     for k in [1, args.references] {

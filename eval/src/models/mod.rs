@@ -1,5 +1,6 @@
 //! The learned scorers' plumbing (feature `slm`), one module per job:
 //!
+//! - [`bundle`]: the encoder, memo and cache loaded once, and the families built on them;
 //! - [`checkpoint`]: a checkpoint's identity in cache keys and where it comes from;
 //! - [`vectors`]: the shared token-state cache of a pretrained encoder;
 //! - [`inputs`]: SLM inputs from corpus items, scored with the vectors they need;
@@ -7,11 +8,13 @@
 //!
 //! Their items are re-exported here, with [`Compute`], the device choice of every model.
 
+pub mod bundle;
 pub mod checkpoint;
 pub mod inputs;
 pub mod recipes;
 pub mod vectors;
 
+pub use bundle::{Built, ModelBundle, ModelSettings};
 pub use checkpoint::{CheckpointIdentity, ModelRequest, ModelSource, Retrain, shipped};
 pub use dialeval_slm_model::compute::Compute;
 pub use inputs::{fill_pair_texts, score_items, score_slm_pairs, slm_pair};

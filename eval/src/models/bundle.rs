@@ -1,0 +1,214 @@
+//! The learned side of a run in one place: the sentence encoder, its memo and its token-state
+//! cache loaded once ([`ModelBundle::load`]), and the families that read them built from it,
+//! each either ready or skipped with its reason ([`Built`]), the checkpoints chosen by
+//! [`ModelSource::resolve`] under the run's [`Retrain`] rule.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use dialeval_metrics::embedding::MultiRef;
+use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
+use dialeval_slm_model::ruber::RuberScorer;
+use dialeval_slm_model::train::Scorer;
+
+use crate::error::Result;
+use crate::families::{BertRuberFamily, ContextCosineFamily, EmbeddingFamily, MemoEmbedder, SlmFamily};
+use crate::models::{CheckpointIdentity, Compute, ModelRequest, ModelSource, Retrain, RetrainData, SharedCache, default_cache_dir};
+
+/// A family built from the bundle, or the reason it cannot run here (for the report's list of
+/// skipped families).
+#[derive(Debug)]
+pub enum Built<F> {
+    /// Ready to add to a pipeline.
+    Ready(F),
+    /// Not run, and why.
+    Skipped(String),
+}
+
+impl<F> Built<F> {
+    /// The family, or the reason it was skipped as the error (for a program that needs it).
+    ///
+    /// # Errors
+    /// The skip reason.
+    pub fn required(self) -> std::result::Result<F, String> {
+        match self {
+            Self::Ready(f) => Ok(f),
+            Self::Skipped(why) => Err(why),
+        }
+    }
+}
+
+/// What a [`ModelBundle`] loads and how it finds its checkpoints.
+#[derive(Debug, Clone)]
+pub struct ModelSettings {
+    /// The sentence encoder's folder (`None`: all-MiniLM-L6-v2 from `scripts/fetch_minilm.sh`).
+    pub encoder: Option<PathBuf>,
+    /// Where the models run.
+    pub compute: Compute,
+    /// The shipped checkpoints' root (`models/`).
+    pub models: PathBuf,
+    /// An SLM checkpoint to use instead of the shipped one.
+    pub slm: Option<PathBuf>,
+    /// A BERT-RUBER checkpoint to use instead of the shipped one.
+    pub ruber: Option<PathBuf>,
+    /// Whether a shipped checkpoint may be used.
+    pub retrain: Retrain,
+    /// The repository's `data/` folder (what a checkpoint trained here learns from).
+    pub data: PathBuf,
+    /// Seed of a checkpoint trained here.
+    pub seed: u64,
+    /// The run's output folder (checkpoints trained here go to its `models/`).
+    pub out: PathBuf,
+    /// The token-state caches' folder.
+    pub cache_dir: PathBuf,
+    /// How the embedding metrics and BERT-RUBER's referenced score combine several references.
+    pub references: MultiRef,
+}
+
+impl Default for ModelSettings {
+    fn default() -> Self {
+        Self {
+            encoder: None,
+            compute: Compute::Cpu,
+            models: PathBuf::from("models"),
+            slm: None,
+            ruber: None,
+            retrain: Retrain::IfNotShipped,
+            data: PathBuf::from("data"),
+            seed: 0,
+            out: PathBuf::from("evaluation"),
+            cache_dir: default_cache_dir(),
+            references: MultiRef::Max,
+        }
+    }
+}
+
+/// The encoder with its memo and token-state cache, loaded once and shared by every family
+/// that encodes.
+struct Loaded {
+    encoder: Arc<PretrainedEncoder>,
+    memo: Arc<MemoEmbedder<Arc<PretrainedEncoder>>>,
+    cache: Arc<SharedCache>,
+}
+
+/// The learned side of a run: see the module documentation.
+pub struct ModelBundle {
+    settings: ModelSettings,
+    device: burn::prelude::Device,
+    loaded: std::result::Result<Loaded, String>,
+}
+
+impl ModelBundle {
+    /// Loads the encoder of `settings` (a missing or unreadable one is not an error here: the
+    /// families that need it are skipped with the reason).
+    ///
+    /// # Errors
+    /// The device cannot be opened.
+    pub fn load(settings: ModelSettings) -> Result<Self> {
+        let device = settings.compute.device()?;
+        let dir = settings.encoder.clone().unwrap_or_else(default_model_dir);
+        let loaded = PretrainedEncoder::load(&dir, &device)
+            .map(|encoder| {
+                let encoder = Arc::new(encoder);
+                let memo = Arc::new(MemoEmbedder::new(Arc::clone(&encoder), encoder.fingerprint()));
+                let cache = Arc::new(SharedCache::new(&encoder, &settings.cache_dir));
+                Loaded { encoder, memo, cache }
+            })
+            .map_err(|e| format!("no sentence encoder: {e}"));
+        Ok(Self { settings, device, loaded })
+    }
+
+    /// The encoder, when it loaded.
+    pub fn encoder(&self) -> Option<&Arc<PretrainedEncoder>> {
+        self.loaded.as_ref().ok().map(|l| &l.encoder)
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &ModelSettings {
+        &self.settings
+    }
+
+    /// BERTScore and the embedding metrics over the encoder's token vectors.
+    pub fn embedding(&self) -> Built<EmbeddingFamily<Arc<PretrainedEncoder>>> {
+        match &self.loaded {
+            Ok(l) => Built::Ready(EmbeddingFamily::new(Arc::clone(&l.memo)).with_references(self.settings.references)),
+            Err(why) => Built::Skipped(why.clone()),
+        }
+    }
+
+    /// The zero-shot context cosines.
+    pub fn context_cosine(&self) -> Built<ContextCosineFamily> {
+        match &self.loaded {
+            Ok(l) => Built::Ready(ContextCosineFamily::new(Arc::clone(&l.encoder), Arc::clone(&l.cache))),
+            Err(why) => Built::Skipped(why.clone()),
+        }
+    }
+
+    /// Where the checkpoint of `name` comes from (see [`ModelSource::resolve`]).
+    fn source(&self, name: &str, given: Option<&Path>, encoder: Option<&str>, fits: &dyn Fn(&Path) -> Result<bool>) -> Result<ModelSource> {
+        let s = &self.settings;
+        ModelSource::resolve(&ModelRequest { name, given, models: &s.models, retrain: s.retrain, out: &s.out, seed: s.seed, encoder }, fits)
+    }
+
+    fn retrain_data(&self) -> RetrainData {
+        RetrainData { data: self.settings.data.clone(), seed: self.settings.seed, compute: self.settings.compute }
+    }
+
+    /// BERT-RUBER over the first shipped checkpoint trained on this encoder's vectors, the
+    /// given one, or one trained here (reporting `epoch, step, steps` to `progress`). `notice`
+    /// hears where the checkpoint comes from.
+    ///
+    /// # Errors
+    /// A checkpoint that cannot be read or trained.
+    pub fn bert_ruber(&self, notice: &dyn Fn(&ModelSource), progress: &dyn Fn(usize, usize, usize)) -> Result<Built<BertRuberFamily>> {
+        let l = match &self.loaded {
+            Ok(l) => l,
+            Err(why) => return Ok(Built::Skipped(why.clone())),
+        };
+        let (id, dim) = (l.encoder.fingerprint(), l.encoder.hidden_size());
+        let fits = |dir: &Path| -> Result<bool> { Ok(RuberScorer::load(dir, self.device.clone())?.check_encoder(Some(id), dim).is_ok()) };
+        let source = self.source("bert-ruber", self.settings.ruber.as_deref(), Some(id), &fits)?;
+        notice(&source);
+        if matches!(source, ModelSource::Retrain(_)) && !source.dir().join("done").is_file() {
+            l.cache.with(|c| self.retrain_data().train_ruber(&l.encoder, c, source.dir(), progress))?;
+        }
+        let scorer = RuberScorer::load(source.dir(), self.device.clone())?;
+        // A given checkpoint of another encoder is refused before anything is encoded.
+        if let Err(e) = scorer.check_encoder(Some(id), dim) {
+            return Ok(Built::Skipped(format!("{e} (train a checkpoint on this encoder, or leave --encoder out)")));
+        }
+        let family = BertRuberFamily::new(scorer, CheckpointIdentity::of(source.dir())?, Arc::clone(&l.encoder), Arc::clone(&l.memo), Arc::clone(&l.cache));
+        Ok(Built::Ready(family.with_references(self.settings.references)))
+    }
+
+    /// The SLM, its checkpoint found as BERT-RUBER's is; the one trained here reads no encoder
+    /// (its text side is trained too).
+    ///
+    /// # Errors
+    /// A checkpoint that cannot be read or trained.
+    pub fn slm(&self, notice: &dyn Fn(&ModelSource), progress: &dyn Fn(usize, usize, usize)) -> Result<Built<SlmFamily>> {
+        let encoder = self.loaded.as_ref().ok();
+        let fits = |dir: &Path| -> Result<bool> {
+            let scorer = Scorer::load(dir, self.device.clone())?;
+            Ok(encoder.is_none_or(|l| scorer.featurizer().check_encoder(l.encoder.fingerprint(), l.encoder.hidden_size()).is_ok()))
+        };
+        let source = self.source("slm", self.settings.slm.as_deref(), None, &fits)?;
+        notice(&source);
+        if matches!(source, ModelSource::Retrain(_)) && !source.dir().join("done").is_file() {
+            self.retrain_data().train_slm(source.dir(), progress)?;
+        }
+        let scorer = Scorer::load(source.dir(), self.device.clone())?;
+        if let Some(l) = encoder
+            && let Err(e) = scorer.featurizer().check_encoder(l.encoder.fingerprint(), l.encoder.hidden_size())
+        {
+            return Ok(Built::Skipped(format!("{e} (train a checkpoint on this encoder, or leave --encoder out)")));
+        }
+        let text_side = match (&self.loaded, scorer.featurizer().encoder.is_some()) {
+            (Ok(l), _) => Some((Arc::clone(&l.encoder), Arc::clone(&l.cache))),
+            // This model reads sentence vectors: without the encoder it cannot score.
+            (Err(why), true) => return Ok(Built::Skipped(why.clone())),
+            (Err(_), false) => None,
+        };
+        Ok(Built::Ready(SlmFamily::new(scorer, CheckpointIdentity::of(source.dir())?, text_side)))
+    }
+}
