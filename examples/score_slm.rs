@@ -7,36 +7,9 @@
 //! carry `amr`); each item is scored with the last context turns the model reads (two for the shipped one). Prints `{"id", "score"}`
 //! per item. A model with the pretrained text head reads all-MiniLM-L6-v2 sentence vectors
 //! (`$DIALEVAL_MINILM`, default `~/.cache/dialeval/models/all-MiniLM-L6-v2`).
+//!
+//! The program is `dialeval_cli::commands::score_slm` (also `dialeval score-slm` once installed).
 
-use std::path::PathBuf;
-use std::process::ExitCode;
-
-use clap::Parser;
-use dialeval_eval::models::{Compute, score_items};
-use dialeval_slm_model::train::Scorer;
-
-#[derive(Debug, Parser)]
-#[command(about = "Score the items of a JSONL corpus with a trained SLM")]
-struct Args {
-    /// The checkpoint directory (e.g. models/slm).
-    checkpoint: PathBuf,
-    /// Items in the generic JSONL format.
-    items: PathBuf,
-    /// Where the models run: cpu, wgpu (the default adapter) or wgpu:N (the N-th discrete GPU; needs the `wgpu` feature).
-    #[arg(long, default_value = "cpu")]
-    device: Compute,
-}
-
-fn main() -> ExitCode {
-    dialeval_examples::finish("score_slm", run(&Args::parse()))
-}
-
-fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    let scorer = Scorer::load(&args.checkpoint, args.device.device()?)?;
-    let items = dialeval_datasets::jsonl::load(&args.items)?;
-    let scores = score_items(&scorer, &items, &|_, _| {})?;
-    for (it, score) in items.iter().zip(scores) {
-        println!("{}", serde_json::json!({"id": it.id, "score": score}));
-    }
-    Ok(())
+fn main() -> std::process::ExitCode {
+    dialeval_cli::commands::score_slm::main(std::env::args_os())
 }

@@ -18,6 +18,7 @@ from pathlib import Path
 
 root = Path(__file__).resolve().parents[1]
 examples = Path(sys.argv[1]) / "examples"
+dialeval = Path(sys.argv[1]) / "dialeval"  # the command (crate dialeval-cli), built by the tests
 shared = Path(sys.argv[2]) if len(sys.argv) > 2 else root.parent / "shared"
 GRAPH_FIELDS = {"id", "snt", "top", "triples_sorted", "encoded_graph_only"}
 
@@ -219,12 +220,19 @@ with tempfile.TemporaryDirectory() as tmp:
             sys.exit(f"FAILED: evaluate wrote no {f}")
     if len(lines) != 300 or "llm: left out by --skip" not in (Path(tmp) / "report.md").read_text():
         sys.exit("FAILED: evaluate scores.jsonl or skipped list")
+    # The dialeval command runs the same program: the same table, the same files.
+    cli = subprocess.run([str(dialeval), "evaluate", "--out", f"{tmp}/cli", "--skip", "llm"], cwd=root, capture_output=True, text=True)
+    if cli.returncode != 0 or cli.stdout != second.stdout or not second.stdout.startswith("| metric |"):
+        sys.exit(f"FAILED: dialeval evaluate's table differs from the example's:\n{cli.stdout}\n{second.stdout}\n{cli.stderr[-2000:]}")
+    if (Path(tmp) / "cli/scores.jsonl").read_text() != (Path(tmp) / "scores.jsonl").read_text():
+        sys.exit("FAILED: dialeval evaluate's scores.jsonl differs from the example's")
+print("evaluate: killed and restarted from its caches; dialeval evaluate prints the same table")
 # evaluate in 3 shards and merged: byte for byte the files of a single run (every family but the
 # LLM judge, MiniLM and the SLM included)
 with tempfile.TemporaryDirectory() as tmp:
     base = [str(examples / "evaluate"), "--skip", "llm"]
     runs = [base + ["--out", f"{tmp}/whole"]] + [base + ["--shard", f"{k}/3", "--out", f"{tmp}/part{k}"] for k in (1, 2, 3)]
-    runs.append([str(examples / "evaluate"), "merge"] + [f"{tmp}/part{k}" for k in (3, 1, 2)] + ["--out", f"{tmp}/merged"])
+    runs.append([str(dialeval), "merge"] + [f"{tmp}/part{k}" for k in (3, 1, 2)] + ["--out", f"{tmp}/merged"])
     for cmd in runs:
         done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
         if done.returncode != 0:

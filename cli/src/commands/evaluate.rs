@@ -1,0 +1,433 @@
+//! The main job: score a corpus with every metric its inputs allow, correlate each with the
+//! human ratings, and write a report with tables and plots. Wiring only: the pipeline is
+//! `dialeval-eval` (families, cache, analysis, writers).
+//!
+//! With no options it evaluates the bundled USR-PersonaChat (`data/usr-personachat`) with its
+//! silver AMR, offline: length, BLEU/ROUGE-L/METEOR, BERTScore and the embedding metrics
+//! (MiniLM from `scripts/fetch_minilm.sh`), BERT-RUBER, the AMR-gated SLM (checkpoints shipped in
+//! `models/`, verified by their `SHA256SUMS`), Smatch, and the LLM judge when an endpoint answers
+//! (`--llm-base-url`, or the local server of `scripts/llm_server.sh` on its default address).
+//! Every family is cached in `OUT/metrics/` under a key of the items and its settings, so a
+//! killed run restarts where it stopped. `--shard k/n` scores one shard of the corpus, and
+//! `evaluate merge DIR...` (with the same corpus flags) builds the whole corpus's report from
+//! the shards' folders. `cargo run --release --example evaluate -- --help`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::support::Progress;
+use clap::{Parser, ValueEnum};
+use dialeval_amr_graph::smatch::SmatchConfig;
+use dialeval_amr_parse::{AmrParser, CommandAmrParser, LlmAmrParser, LlmParserConfig};
+use dialeval_common::MultiRef;
+use dialeval_datasets::amr::{AmrIndex, Coverage};
+use dialeval_datasets::{CorpusFormat, DialogueItem, Selection};
+use dialeval_eval::digest::{ItemsDigest, items_digest};
+use dialeval_eval::families::{LengthFamily, LexicalFamily, LlmFamily, SmatchFamily};
+use dialeval_eval::lock::OutputLock;
+use dialeval_eval::models::{Built, Compute, ModelBundle, ModelSettings, ModelSource, Retrain, default_cache_dir};
+use dialeval_eval::shard::{Shard, ShardScores, merge};
+use dialeval_eval::{Evaluation, Event, FamilyCache, ItemSource, JsonlSource, MetricFamily, Pipeline, Report};
+use dialeval_llm_prompt::prompt::{Templates, Variant};
+use dialeval_llm_prompt::{CachedClient, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
+use dialeval_metrics::inference::BootstrapConfig;
+use dialeval_metrics::report::ReportConfig;
+
+type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// The endpoint of the local server (`scripts/llm_server.sh start`), used when none is given.
+const LOCAL_LLM: &str = "http://127.0.0.1:8089/v1";
+
+/// The metric families, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "snake_case")]
+enum Family {
+    Length,
+    Lexical,
+    Embedding,
+    ContextCosine,
+    BertRuber,
+    Slm,
+    Smatch,
+    Llm,
+}
+
+#[derive(Debug, Parser)]
+#[command(about = "Score a dialogue corpus with every metric and correlate each with the human ratings")]
+struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Which corpus format `--input` is: usr (default: the bundled copy), fed (turn level),
+    /// fed-dialogue, grade (the release's `evaluation/` folder) or jsonl.
+    #[arg(global = true, long, default_value = "usr")]
+    corpus: CorpusFormat,
+    /// The corpus file (required for fed, grade and jsonl).
+    #[arg(global = true, long)]
+    input: Option<String>,
+    /// grade: only the cells of this dataset (`convai2`, `dailydialog`, `empatheticdialogues`).
+    #[arg(global = true, long)]
+    subset: Option<String>,
+    /// Parse every utterance lacking a graph before the AMR families run: `llm` (the
+    /// --llm-base-url endpoint) or `command:CMD` (an external parser over the line protocol of
+    /// dialeval-amr-parse); graphs go to OUT/amr/parsed-<parser>.amr.txt and are reused.
+    #[arg(global = true, long, value_parser = amr_parser_choice)]
+    amr_parser: Option<AmrParserChoice>,
+    /// PENMAN files whose graphs are attached to turns by sentence text (default for usr: the bundled silver AMR).
+    #[arg(global = true, long, value_delimiter = ',')]
+    amr: Vec<PathBuf>,
+    /// Output folder.
+    #[arg(global = true, long, default_value = "evaluation")]
+    out: PathBuf,
+    /// The repository's bundled data.
+    #[arg(global = true, long, default_value = "data")]
+    data: PathBuf,
+    /// Shipped checkpoints.
+    #[arg(global = true, long, default_value = "models")]
+    models: PathBuf,
+    /// An SLM checkpoint directory instead of the shipped one.
+    #[arg(global = true, long)]
+    slm: Option<PathBuf>,
+    /// A BERT-RUBER checkpoint directory instead of the shipped one.
+    #[arg(global = true, long)]
+    ruber: Option<PathBuf>,
+    /// The sentence encoder (default: all-MiniLM-L6-v2 from scripts/fetch_minilm.sh).
+    #[arg(global = true, long)]
+    encoder: Option<PathBuf>,
+    /// OpenAI-compatible endpoint of the LLM judge.
+    #[arg(global = true, long)]
+    llm_base_url: Option<String>,
+    /// Model name sent to the endpoint.
+    #[arg(global = true, long, default_value = "smollm2-135m")]
+    llm_model: String,
+    /// Seed of retraining.
+    #[arg(global = true, long, default_value_t = 0)]
+    seed: u64,
+    /// Bootstrap resamples for the Spearman and Kendall intervals (0: no intervals).
+    #[arg(global = true, long, default_value_t = 1000)]
+    bootstrap: usize,
+    /// Items per chunk: each family scores and caches this many at a time, so a killed run
+    /// resumes at the chunk it was in, and a JSONL corpus is read a chunk at a time.
+    #[arg(global = true, long, default_value_t = dialeval_eval::DEFAULT_CHUNK_ITEMS)]
+    chunk: usize,
+    /// Score only shard k of n (items chosen by a hash of their id) and leave `shard.json` in
+    /// --out for `evaluate merge`.
+    #[arg(global = true, long)]
+    shard: Option<Shard>,
+    /// Where the models run: cpu, wgpu (the default adapter) or wgpu:N (the N-th discrete GPU; needs the `wgpu` feature).
+    #[arg(global = true, long, default_value = "cpu")]
+    device: Compute,
+    /// Train the learned scorers afresh on the bundled DailyDialog++ dev data instead of using the shipped checkpoints.
+    #[arg(global = true, long)]
+    retrain: bool,
+    /// Families to leave out.
+    #[arg(global = true, long, value_enum, value_delimiter = ',')]
+    skip: Vec<Family>,
+    /// How the embedding metrics, BERT-RUBER's referenced score and Smatch combine several
+    /// references: `max` (bert-score's rule) or `mean`. BLEU, ROUGE and METEOR keep their own.
+    #[arg(global = true, long, default_value = "max", value_parser = crate::support::serde_value::<MultiRef>)]
+    references: MultiRef,
+    /// Fail on a malformed block of an AMR file instead of skipping it (the default skips it,
+    /// names it with file and line on stderr and in report.md, and serves the file's other graphs).
+    #[arg(global = true, long)]
+    strict_amr: bool,
+}
+
+/// What to do instead of scoring.
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Build the report from the `shard.json` of shards' output folders (every shard 1..n of one
+    /// split, in any order), given the same corpus flags as the shards were (--corpus, --input,
+    /// --subset, --amr, --data, --strict-amr; the scoring flags are refused): the files are byte
+    /// for byte those of a single run, report.md too but for its seconds (the shards' added).
+    Merge {
+        /// The shards' output folders.
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+    },
+}
+
+/// The flags `evaluate merge` does not read (it scores nothing: the families' settings were the
+/// shards'): given to it, they are an error rather than silently ignored.
+const NOT_FOR_MERGE: [&str; 12] = ["amr_parser", "models", "slm", "ruber", "encoder", "llm_base_url", "llm_model", "seed", "device", "retrain", "skip", "references"];
+
+/// Runs the command on `args` (the program name first, as `std::env::args_os` gives them).
+pub fn main<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> ExitCode {
+    let matches = <Args as clap::CommandFactory>::command().get_matches_from(args);
+    let args = match <Args as clap::FromArgMatches>::from_arg_matches(&matches) {
+        Ok(args) => args,
+        Err(e) => e.exit(),
+    };
+    if let Some(("merge", sub)) = matches.subcommand() {
+        let given = |id: &str| [&matches, sub].iter().any(|m| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine));
+        let unused: Vec<String> = NOT_FOR_MERGE.iter().filter(|id| given(id)).map(|id| format!("--{}", id.replace('_', "-"))).collect();
+        if !unused.is_empty() {
+            return crate::support::finish(
+                "evaluate",
+                Err(format!("evaluate merge does not use {} (the shards were scored with their own; give only the corpus flags and --out)", unused.join(", ")).into()),
+            );
+        }
+    }
+    crate::support::finish("evaluate", run(args))
+}
+
+fn run(args: Args) -> AnyResult<()> {
+    // One run per output folder: a second `evaluate` into the same --out stops here.
+    let lock = OutputLock::acquire(&args.out)?;
+    if let Some(owner) = lock.stale_owner() {
+        eprintln!("evaluate: {} was left by a run that did not finish ({owner}); taken over", lock.path().display());
+    }
+    // JSONL is read as a stream, a chunk at a time (graphs attached and the shard picked as it
+    // is read); the other corpora are one JSON document each and are loaded whole. Parsing the
+    // utterances that lack a graph needs them all first, so --amr-parser loads JSONL whole too.
+    let stream = args.corpus.streams() && args.amr_parser.is_none();
+    let mut corpus = if stream { Vec::new() } else { load_corpus(&args)? };
+    let mut amr_files = if args.amr.is_empty() && args.corpus == CorpusFormat::Usr { vec![args.data.join("silver-amr/usr-personachat.silver.amr.txt")] } else { args.amr.clone() };
+    if let Some(choice) = &args.amr_parser {
+        amr_files.push(parse_missing(&args, choice, &corpus, &amr_files)?);
+    }
+    // Lenient by default: a malformed block is skipped and named (here and in report.md), the
+    // file's other graphs are served; --strict-amr makes it an error.
+    let amr = Arc::new(if args.strict_amr { AmrIndex::load(&amr_files)? } else { AmrIndex::load_lenient(&amr_files)? });
+    for bad in &amr.malformed {
+        eprintln!("evaluate: AMR block skipped: {bad} (--strict-amr makes this an error)");
+    }
+    let coverage = Arc::new(std::sync::Mutex::new(Coverage::default()));
+    let part = if stream {
+        Vec::new()
+    } else {
+        *coverage.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = amr.attach(&mut corpus);
+        eprintln!("evaluate: {} items of {}", corpus.len(), args.corpus);
+        args.shard.map_or_else(Vec::new, |shard| shard.select(&corpus))
+    };
+    // The items scored (a shard's, or all) and, for a shard, the whole corpus it is cut from.
+    let source = |shard: Option<Shard>| -> AnyResult<Box<dyn ItemSource>> {
+        if !stream {
+            return Ok(Box::new(if shard.is_some() { part.as_slice() } else { corpus.as_slice() }));
+        }
+        let (amr, coverage) = (Arc::clone(&amr), Arc::clone(&coverage));
+        let mut jsonl = JsonlSource::new(Path::new(args.input.as_deref().ok_or("--corpus jsonl needs --input")?)).prepare(move |chunk| {
+            let found = amr.attach(chunk);
+            let mut c = coverage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            c.turns += found.turns;
+            c.with_amr += found.with_amr;
+            Ok(())
+        });
+        jsonl = match shard {
+            Some(shard) => jsonl.keep(move |item| shard.contains(&item.id)),
+            None => jsonl.counted()?,
+        };
+        Ok(Box::new(jsonl))
+    };
+    let covered = || {
+        let c = *coverage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        eprintln!("evaluate: AMR for {} of {} utterances", c.with_amr, c.turns);
+    };
+    let mut config = ReportConfig::default();
+    config.bootstrap = config.bootstrap.filter(|_| args.bootstrap > 0).map(|b| BootstrapConfig { resamples: args.bootstrap, ..b });
+    let bar = std::sync::Mutex::new(Reporter::default());
+    if let Some(Command::Merge { shards }) = &args.command {
+        if args.shard.is_some() {
+            return Err("evaluate merge takes the shards' folders; --shard is for scoring one".into());
+        }
+        let shards: Vec<ShardScores> = shards.iter().map(|d| ShardScores::read(d)).collect::<Result<_, _>>()?;
+        // One pass over the corpus, without families: its ids, human scores and digest.
+        let scan = Pipeline::new().run_source(source(None)?.as_ref(), args.chunk, &|event| report(event, &bar))?;
+        let (table, runs) = merge(&scan.rows.ids, &scan.digest, &shards)?;
+        eprintln!("evaluate: merged {} shards into {} items × {} metrics", shards.len(), table.items(), table.columns().len());
+        let done = Report::analyse(scan.rows, scan.human, table, runs, &config, &|event| report(event, &bar))?;
+        eprintln!("evaluate: writing the report …");
+        done.write(&args.out)?;
+        println!("{}", dialeval_eval::write::summary_markdown(&done.analysis));
+        eprintln!("evaluate: report in {}", args.out.join("report.md").display());
+        return Ok(());
+    }
+    if let (Some(shard), false) = (args.shard, stream) {
+        eprintln!("evaluate: shard {shard}: {} of the {} items", part.len(), corpus.len());
+    }
+    let items = source(args.shard)?;
+    let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&args.out.join("metrics"))?);
+    let bundle = ModelBundle::load(ModelSettings {
+        encoder: args.encoder.clone(),
+        compute: args.device,
+        models: args.models.clone(),
+        slm: args.slm.clone(),
+        ruber: args.ruber.clone(),
+        retrain: if args.retrain { Retrain::Always } else { Retrain::IfNotShipped },
+        data: args.data.clone(),
+        seed: args.seed,
+        out: args.out.clone(),
+        cache_dir: default_cache_dir(),
+        references: args.references,
+    })?;
+    for family in Family::value_variants() {
+        let name = family.to_possible_value().map_or_else(String::new, |v| v.get_name().to_owned());
+        if args.skip.contains(family) {
+            pipeline.skip(&name, "left out by --skip");
+            continue;
+        }
+        let notice = |source: &ModelSource| eprintln!("evaluate: {name}: {source}");
+        // A bar only when a checkpoint is trained here.
+        let bar = std::cell::OnceCell::new();
+        let epochs = |e, s, n| bar.get_or_init(|| Progress::new(&format!("training {name}"))).update_epoch(e, s, n);
+        match family {
+            Family::Length => add(&mut pipeline, &name, Built::Ready(LengthFamily)),
+            Family::Lexical => add(&mut pipeline, &name, Built::Ready(LexicalFamily::new()?)),
+            Family::Embedding => add(&mut pipeline, &name, bundle.embedding()),
+            Family::ContextCosine => add(&mut pipeline, &name, bundle.context_cosine()),
+            Family::BertRuber => add(&mut pipeline, &name, bundle.bert_ruber(&notice, &epochs)?),
+            Family::Slm => add(&mut pipeline, &name, bundle.slm(&notice, &epochs)?),
+            Family::Smatch => add(&mut pipeline, &name, Built::Ready(SmatchFamily::new(&amr, &amr_files, SmatchConfig::default())?.with_references(args.references))),
+            Family::Llm => match llm_family(&args)? {
+                Some(f) => add(&mut pipeline, &name, Built::Ready(f)),
+                None => add::<LengthFamily>(&mut pipeline, &name, Built::Skipped("no LLM configured (give --llm-base-url or start scripts/llm_server.sh)".into())),
+            },
+        }
+        bar.get().iter().for_each(|b| b.finish());
+    }
+    let done = Evaluation::of_source(items.as_ref()).pipeline(pipeline).chunk_items(args.chunk).analysis(config).observe(|event| report(event, &bar)).run()?;
+    covered();
+    eprintln!("evaluate: writing the report …");
+    done.write(&args.out)?;
+    if let Some(shard) = args.shard {
+        // The digest of the whole corpus the shard is cut from, so that the merge can check it.
+        let corpus_digest = if stream {
+            let mut digest = ItemsDigest::new();
+            source(None)?.for_each_chunk(args.chunk, &mut |chunk| digest.add(chunk))?;
+            digest.finish()
+        } else {
+            items_digest(&corpus)?
+        };
+        ShardScores::new(shard, &corpus_digest, &done.rows.ids, &done.table, &done.runs)?.write(&args.out)?;
+        eprintln!("evaluate: shard {shard}: {} items; scores for the merge in {}", done.rows.len(), args.out.join(dialeval_eval::shard::SHARD_FILE).display());
+    }
+    println!("{}", dialeval_eval::write::summary_markdown(&done.analysis));
+    for r in &done.runs {
+        eprintln!("evaluate: {:>14}: {:6.1} s", r.family, r.seconds);
+    }
+    eprintln!("evaluate: report in {}", args.out.join("report.md").display());
+    Ok(())
+}
+
+/// Adds a built family to the pipeline, or records it as skipped with its reason.
+fn add<F: MetricFamily + 'static>(pipeline: &mut Pipeline, name: &str, built: Built<F>) {
+    match built {
+        Built::Ready(family) => {
+            pipeline.add(family);
+        }
+        Built::Skipped(reason) => {
+            pipeline.skip(name, reason);
+        }
+    }
+}
+
+/// What [`report`] shows: a bar for the family at work, or, over a corpus of several chunks,
+/// one bar over all its items (the families' own lines for the first chunk only).
+#[derive(Default)]
+struct Reporter {
+    bar: Option<Progress>,
+    items: Option<Progress>,
+    chunk: usize,
+}
+
+/// Prints the pipeline's events on stderr, with a progress bar for the family at work.
+fn report(event: Event<'_>, state: &std::sync::Mutex<Reporter>) {
+    let mut state = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let first = state.chunk == 0;
+    match event {
+        Event::Chunk { index, first_item, items, total } => {
+            state.chunk = index;
+            if index > 0 || total.is_some_and(|t| t > items) {
+                let bar = state.items.get_or_insert_with(|| Progress::new("items"));
+                bar.update(first_item, total.unwrap_or(first_item + items));
+            }
+        }
+        Event::Cached { family, metrics } if first => eprintln!("evaluate: {family}: cached ({metrics} metrics)"),
+        Event::Started { family } if first => {
+            eprintln!("evaluate: {family} …");
+            state.bar = Some(Progress::new(family));
+        }
+        Event::Progress { done, total, .. } => state.bar.iter().for_each(|b| b.update(done, total)),
+        Event::Finished { family, seconds } if first => {
+            state.bar.take().iter().for_each(Progress::finish);
+            eprintln!("evaluate: {family}: done in {seconds:.1} s");
+        }
+        Event::Cached { .. } | Event::Started { .. } | Event::Finished { .. } => {}
+        Event::Skipped { family, reason } => eprintln!("evaluate: {family}: skipped ({reason})"),
+        Event::Note { family, text } => eprintln!("evaluate: {family}: {text}"),
+        Event::Analysis { done, total } => {
+            if let Some(items) = state.items.take() {
+                items.finish();
+            }
+            let analysis = state.bar.get_or_insert_with(|| Progress::new("analysis"));
+            analysis.update(done, total);
+            if done == total {
+                analysis.finish();
+                state.bar = None;
+            }
+        }
+    }
+}
+
+fn load_corpus(args: &Args) -> AnyResult<Vec<DialogueItem>> {
+    let path = match (&args.input, args.corpus) {
+        (Some(input), _) => PathBuf::from(input),
+        (None, CorpusFormat::Usr) => args.data.join("usr-personachat/pc_usr_data.json"),
+        (None, format) => return Err(format!("--corpus {format} needs --input").into()),
+    };
+    let loaded = args.corpus.load(&path, &Selection { dataset: args.subset.clone(), model: None })?;
+    for (cell, n) in &loaded.cells {
+        eprintln!("evaluate: GRADE {}/{}: {n} items", cell.dataset, cell.model);
+    }
+    Ok(loaded.items)
+}
+
+/// Which parser `--amr-parser` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum AmrParserChoice {
+    Llm,
+    Command(String),
+}
+
+fn amr_parser_choice(value: &str) -> Result<AmrParserChoice, String> {
+    match value.split_once(':') {
+        None if value == "llm" => Ok(AmrParserChoice::Llm),
+        Some(("command", cmd)) if !cmd.trim().is_empty() => Ok(AmrParserChoice::Command(cmd.to_owned())),
+        _ => Err(format!("{value:?}: `llm` or `command:CMD`")),
+    }
+}
+
+/// The parser `--amr-parser` names, run over the utterances no AMR file covers; returns the
+/// file of its graphs (`OUT/amr/parsed-<parser>.amr.txt`).
+fn parse_missing(args: &Args, choice: &AmrParserChoice, items: &[DialogueItem], files: &[PathBuf]) -> AnyResult<PathBuf> {
+    let parser: Box<dyn AmrParser> = match choice {
+        AmrParserChoice::Command(cmd) => Box::new(CommandAmrParser::from_command_line(cmd)?),
+        AmrParserChoice::Llm => {
+            let base_url = args.llm_base_url.clone().unwrap_or_else(|| LOCAL_LLM.to_owned());
+            let http = OpenAiClient::new(OpenAiConfig { base_url, timeout: Duration::from_secs(300), ..OpenAiConfig::default() })?;
+            let client = CachedClient::new(http, args.out.join("cache/amr-llm"))?;
+            Box::new(LlmAmrParser::new(client, LlmParserConfig { model: args.llm_model.clone(), ..LlmParserConfig::default() })?)
+        }
+    };
+    let bar = Progress::new("AMR parsing");
+    let done = dialeval_eval::parse::parse_missing(parser.as_ref(), items, files, &args.out.join("amr"), &|d, t| bar.update(d, t))?;
+    bar.finish();
+    for (text, why) in &done.failures {
+        eprintln!("evaluate: no graph for {text:?}: {why}");
+    }
+    eprintln!("evaluate: AMR parsing ({}): {:?}", parser.name(), done.stats);
+    Ok(done.file)
+}
+
+/// The LLM family when an endpoint is given or the local server answers on its default address.
+fn llm_family(args: &Args) -> AnyResult<Option<LlmFamily<CachedClient<OpenAiClient>>>> {
+    let base_url = args.llm_base_url.clone().unwrap_or_else(|| LOCAL_LLM.to_owned());
+    if args.llm_base_url.is_none() && !crate::support::reachable(&base_url) {
+        return Ok(None);
+    }
+    let client = OpenAiClient::new(OpenAiConfig { base_url: base_url.clone(), timeout: Duration::from_secs(300), ..OpenAiConfig::default() })?;
+    let client = CachedClient::new(client, args.out.join("cache/llm"))?;
+    let config = JudgeConfig { model: args.llm_model.clone(), ..JudgeConfig::default() };
+    Ok(Some(LlmFamily::new(client, base_url, Templates::builtin()?, config, Variant::NoSlm, Scoring::Parse)))
+}

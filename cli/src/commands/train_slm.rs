@@ -1,0 +1,267 @@
+//! Trains the SLM (AMR-gated dual encoder) on CPU.
+//!
+//! ```text
+//! cargo run --release --example train_slm -- --data mix|ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only|concat]
+//!     [--text-encoder pretrained|cross|scratch] [--graph-dropout 0.3] [--topical yes|no] [--length-control yes|no] [--contrastive-weight 0.5] [--encoder DIR]
+//!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--knowledge-unit whole|sentence] [--context-turns 2]
+//!     [--epochs 5] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
+//! ```
+//! - `mix` (the default): the training mix of `dialeval_datasets::mix` — DailyDialog++ dev + test
+//!   (length-matched corpus negatives), `data_positives.json` with length-matched sampled
+//!   negatives, Topical-Chat next-turn pairs; silver AMR attached where it exists; tested on the
+//!   100 annotated DailyDialog++ test contexts (with their graphs, and again with every graph
+//!   withheld).
+//! - `ddpp`: trained on DailyDialog++ dev (10% of contexts held out as dev by a seeded split of
+//!   context ids), tested on DailyDialog++ test, honouring `overlap_exclude_ids.tsv`; text only
+//!   unless silver AMR is found for the utterances (`silver-amr/*.silver.amr.txt` is attached by
+//!   sentence text).
+//! - `diplomacy`: Diplomacy messages with gold AMR, previous message → next message, random
+//!   negatives from other conversations; split 70/15/15 (train/dev/test) by conversation id.
+//!
+//! Prints one JSON line per epoch and then `{"test": {...}}` (accuracy at 0.5 and ROC AUC against
+//! all negatives, against random and against adversarial negatives), also written to
+//! `DIR/test.json`. `--limit N` keeps the first N training pairs and N/4 + 1 dev and test pairs.
+//! Killed and restarted with the same `--out`, it resumes from the last finished epoch.
+//! The log is `DIR/log.jsonl`; the best model is `DIR/best`, scored by `score_slm`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::support::YesNo;
+use dialeval_datasets::amr::{AmrIndex, read_blocks_lenient};
+use dialeval_datasets::ddpp::{self, ExcludeList};
+use dialeval_datasets::pairs::{DiplomacyPairConfig, PairKind, TrainingPair, diplomacy_pairs, split_by_group};
+use dialeval_eval::models::{Compute, ddpp_slm_pairs, split_contexts};
+use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
+use dialeval_slm_model::data::{KnowledgeUnit, SentenceVectors};
+use dialeval_slm_model::model::{Mode, TextEncoderKind};
+use dialeval_slm_model::train::{Graphs, Scorer, TrainConfig, accuracy, roc_auc, scores_against, train};
+use dialeval_slm_model::vectors::CachedSentenceVectors;
+use serde_json::json;
+
+/// The training data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Data {
+    /// The training mix (DailyDialog++ dev + test, data_positives, Topical-Chat).
+    Mix,
+    /// DailyDialog++ dev, tested on DailyDialog++ test.
+    Ddpp,
+    /// Diplomacy messages with gold AMR.
+    Diplomacy,
+}
+
+#[derive(Debug, clap::Parser)]
+#[command(about = "Train the SLM (AMR-gated dual encoder) on CPU")]
+struct Args {
+    /// Checkpoints, log and test results.
+    #[arg(long)]
+    out: PathBuf,
+    /// Where the models run: cpu, wgpu (the default adapter) or wgpu:N (the N-th discrete GPU; needs the `wgpu` feature).
+    #[arg(long, default_value = "cpu")]
+    device: Compute,
+    /// The training data.
+    #[arg(long, value_enum, default_value_t = Data::Mix)]
+    data: Data,
+    /// gated, text_only, graph_only or concat.
+    #[arg(long, default_value = "gated", value_parser = crate::support::serde_value::<Mode>)]
+    mode: Mode,
+    /// pretrained (a head over frozen MiniLM sentence vectors), cross (Transformer layers trained
+    /// here over the frozen MiniLM token states of context, response and knowledge together) or
+    /// scratch (a Transformer over word pieces, trained here).
+    #[arg(long, default_value = "pretrained", value_parser = crate::support::serde_value::<TextEncoderKind>)]
+    text_encoder: TextEncoderKind,
+    /// Share of training steps a pair's graphs are withheld.
+    #[arg(long, default_value_t = 0.3)]
+    graph_dropout: f64,
+    /// mix: add Topical-Chat pairs.
+    #[arg(long, value_enum, default_value_t = YesNo::Yes)]
+    topical: YesNo,
+    /// mix: length-matched negatives (no: DailyDialog++'s as released, uniform sampled ones).
+    #[arg(long, value_enum, default_value_t = YesNo::Yes)]
+    length_control: YesNo,
+    /// Weight of the contrastive loss.
+    #[arg(long, default_value_t = 0.5)]
+    contrastive_weight: f64,
+    /// The sentence encoder of the pretrained text side.
+    #[arg(long)]
+    encoder: Option<PathBuf>,
+    /// Epochs.
+    #[arg(long, default_value_t = 5)]
+    epochs: usize,
+    /// Batch size.
+    #[arg(long, default_value_t = 16)]
+    batch: usize,
+    /// Learning rate.
+    #[arg(long, default_value_t = 0.001)]
+    lr: f64,
+    /// Seed of sampling, splits and initialisation.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Model width.
+    #[arg(long, default_value_t = 64)]
+    d_model: usize,
+    /// Encoder layers.
+    #[arg(long, default_value_t = 2)]
+    layers: usize,
+    /// The pretrained head's knowledge channel (mix: trained on the Topical-Chat turns' cited
+    /// Wikipedia sections, so it needs --topical yes; scoring reads an item's persona or knowledge).
+    #[arg(long, value_enum, default_value_t = YesNo::No)]
+    knowledge: YesNo,
+    /// Share of training steps a pair's knowledge is withheld (it reads the no-knowledge input).
+    #[arg(long, default_value_t = 0.0)]
+    knowledge_dropout: f64,
+    /// What of the knowledge the channel reads: `whole` (its sentence vector) or `sentence`
+    /// (the vector of its sentence nearest the response).
+    #[arg(long, default_value = "whole", value_parser = crate::support::serde_value::<KnowledgeUnit>)]
+    knowledge_unit: KnowledgeUnit,
+    /// mix: context turns the model reads (the last ones).
+    #[arg(long, default_value_t = 2)]
+    context_turns: usize,
+    /// Keep the first N training pairs and N/4 + 1 dev and test pairs (0: all).
+    #[arg(long, default_value_t = 0)]
+    limit: usize,
+    /// The shared data folder.
+    #[arg(long, default_value = "../shared")]
+    shared: PathBuf,
+}
+
+/// Runs the command on `args` (the program name first, as `std::env::args_os` gives them).
+pub fn main<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> ExitCode {
+    crate::support::finish("train_slm", run(&<Args as clap::Parser>::parse_from(args)))
+}
+
+/// Accuracy at 0.5 and ROC AUC of the best model on the held-out test pairs: all negatives, and
+/// positives against each kind of negative present.
+fn test_metrics(scores: &[f64], pairs: &[TrainingPair]) -> serde_json::Value {
+    let labels: Vec<u8> = pairs.iter().map(TrainingPair::label).collect();
+    let (random, random_labels) = scores_against(pairs, scores, PairKind::RandomNegative);
+    let (adversarial, adversarial_labels) = scores_against(pairs, scores, PairKind::AdversarialNegative);
+    json!({
+        "pairs": pairs.len(),
+        "accuracy": accuracy(scores, &labels),
+        "auc": roc_auc(scores, &labels).ok(),
+        "accuracy_random": accuracy(&random, &random_labels),
+        "auc_random": roc_auc(&random, &random_labels).ok(),
+        "accuracy_adversarial": accuracy(&adversarial, &adversarial_labels),
+        "auc_adversarial": roc_auc(&adversarial, &adversarial_labels).ok(),
+    })
+}
+
+fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let (shared, out, mode, seed, limit, text_encoder) = (&args.shared, &args.out, args.mode, args.seed, args.limit, args.text_encoder);
+    if args.data != Data::Mix && args.context_turns != 2 {
+        return Err("--context-turns applies to --data mix (the other sets are cut to two turns)".into());
+    }
+    if args.knowledge.yes() && (args.data != Data::Mix || !args.topical.yes() || text_encoder == TextEncoderKind::Scratch) {
+        return Err("--knowledge yes needs --data mix --topical yes (the Topical-Chat turns carry the knowledge) and --text-encoder pretrained or cross".into());
+    }
+    let (mut train_pairs, mut dev_pairs, mut test_pairs) = match args.data {
+        Data::Mix => {
+            let topical = crate::support::topical_flag(args.topical).map(|c| dialeval_datasets::pairs::TopicalPairConfig { history: args.context_turns, ..c });
+            let mut config = dialeval_datasets::mix::MixConfig { seed, topical, max_context_turns: args.context_turns, topical_knowledge: args.knowledge.yes(), ..Default::default() };
+            if !args.length_control.yes() {
+                // The ablation: DailyDialog++'s negatives as released, uniform sampled negatives.
+                config.ddpp_length_tolerance = None;
+                config.positives_sampling = dialeval_datasets::pairs::NegativeSampling::Uniform;
+                config.topical = config.topical.map(|t| dialeval_datasets::pairs::TopicalPairConfig { length_matched_share: 0.0, ..t });
+            }
+            let mix = crate::support::training_mix(shared, &config)?;
+            (mix.train, mix.dev, mix.test)
+        }
+        Data::Ddpp => {
+            let dir = shared.join("data/dailydialog-plusplus");
+            let contexts = ddpp::load(&dir.join("dev.json"))?;
+            let exclude = ExcludeList::load(&dir.join("overlap_exclude_ids.tsv"))?;
+            let silver: Vec<PathBuf> = std::fs::read_dir(shared.join("data/silver-amr"))
+                .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(".silver.amr.txt")).collect())
+                .unwrap_or_default();
+            let index = AmrIndex::load(&silver)?;
+            let dev = ddpp_slm_pairs(&contexts, "dev.json", &exclude, &index, seed)?;
+            eprintln!(
+                "train_slm: {} pairs from {} contexts ({} excluded), silver graphs for {} of {} turns and responses",
+                dev.pairs.len(),
+                contexts.len(),
+                dev.excluded,
+                dev.coverage.with_amr,
+                dev.coverage.turns
+            );
+            let (train_pairs, dev_pairs) = split_contexts(dev.pairs, seed)?;
+            let test = ddpp_slm_pairs(&ddpp::load(&dir.join("test.json"))?, "test.json", &exclude, &index, seed)?;
+            eprintln!(
+                "train_slm: test: {} pairs of test.json ({} excluded), silver graphs for {} of {} turns and responses",
+                test.pairs.len(),
+                test.excluded,
+                test.coverage.with_amr,
+                test.coverage.turns
+            );
+            let test_pairs = test.pairs;
+            (train_pairs, dev_pairs, test_pairs)
+        }
+        Data::Diplomacy => {
+            let (blocks, malformed) = read_blocks_lenient(&shared.join("data/amr-diplomacy/dip-all-amr-smosher.txt"))?;
+            for bad in &malformed {
+                eprintln!("train_slm: AMR block skipped: {bad}");
+            }
+            let (pairs, _) = diplomacy_pairs(&blocks, &DiplomacyPairConfig { seed, ..DiplomacyPairConfig::default() })?;
+            split_by_group(pairs, [0.7, 0.15, 0.15], seed, |p| p.id.rsplit_once('.').map_or(p.id.as_str(), |(conversation, _)| conversation))?
+        }
+    };
+    if limit > 0 {
+        train_pairs.truncate(limit);
+        dev_pairs.truncate(limit / 4 + 1);
+        test_pairs.truncate(limit / 4 + 1);
+    }
+    let with_amr = train_pairs.iter().filter(|p| p.response_amr.is_some()).count();
+    eprintln!("train_slm: {} training pairs ({with_amr} with response AMR), {} dev pairs, {} test pairs", train_pairs.len(), dev_pairs.len(), test_pairs.len());
+    if args.knowledge.yes() {
+        let grounded = train_pairs.iter().filter(|p| p.knowledge.is_some()).count();
+        eprintln!("train_slm: {grounded} of {} training pairs have knowledge", train_pairs.len());
+    }
+    let config = TrainConfig {
+        mode,
+        epochs: args.epochs,
+        batch_size: args.batch,
+        lr: args.lr,
+        seed,
+        d_model: args.d_model,
+        layers: args.layers,
+        contrastive_weight: args.contrastive_weight,
+        graph_dropout: args.graph_dropout,
+        text_encoder,
+        context_turns: args.context_turns,
+        knowledge: args.knowledge.yes(),
+        knowledge_dropout: args.knowledge_dropout,
+        knowledge_unit: args.knowledge_unit,
+        compute: args.device,
+        ..TrainConfig::default()
+    };
+    // The pretrained head reads MiniLM sentence vectors of every context and response, computed
+    // once into the shared token-state cache.
+    let (encoder, cache) = match text_encoder {
+        TextEncoderKind::Scratch => (None, None),
+        TextEncoderKind::Pretrained | TextEncoderKind::Cross => {
+            let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &args.device.device()?)?;
+            let mut cache = crate::support::embedding_cache(&encoder)?;
+            let bar = crate::support::Progress::new("embedding");
+            dialeval_eval::models::fill_pair_texts(&mut cache, &encoder, &[&train_pairs, &dev_pairs, &test_pairs], args.knowledge.yes().then_some(config.knowledge_unit), &|d, t| bar.update(d, t))?;
+            bar.finish();
+            (Some(encoder), Some(cache))
+        }
+    };
+    let vectors = encoder.as_ref().zip(cache.as_ref()).map(|(e, c)| CachedSentenceVectors::new(c, e.fingerprint()));
+    let vectors = vectors.as_ref().map(|v| v as &dyn SentenceVectors);
+    let bar = crate::support::Progress::new("train_slm");
+    let logs = train(&train_pairs, &dev_pairs, &config, out, vectors, &|e, s, n| bar.update_epoch(e, s, n))?;
+    bar.finish();
+    for l in logs {
+        println!("{}", serde_json::to_string(&l)?);
+    }
+    let scorer = Scorer::load(out, args.device.device()?)?;
+    let mut test = test_metrics(&scorer.score(&test_pairs, vectors)?, &test_pairs);
+    if mode != Mode::TextOnly && test_pairs.iter().any(|p| p.response_amr.is_some()) {
+        test["graphs_withheld"] = test_metrics(&scorer.score_with(&test_pairs, vectors, Graphs::Withhold)?, &test_pairs);
+    }
+    std::fs::write(out.join("test.json"), serde_json::to_string_pretty(&test)?)?;
+    println!("{}", json!({ "test": test }));
+    Ok(())
+}
