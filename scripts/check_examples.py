@@ -324,12 +324,13 @@ with tempfile.TemporaryDirectory() as tmp:
     if (shared_out / ".dialeval.lock").exists():
         sys.exit("FAILED: a finished run left its lock file")
 print("evaluate on hostile input: deep graphs, bad blocks, a blank response, an empty context, huge ratings and a 1.5 MB text: named, cached cleanly, one run per folder")
-# evaluate --encoder all-mpnet-base-v2: the embedding metrics are MPNet's; the shipped learned
-# checkpoints (trained on MiniLM's vectors) are refused before anything is encoded, each named
+# evaluate --encoder all-mpnet-base-v2: the embedding metrics are MPNet's; the MiniLM checkpoints,
+# given by name, are refused before anything is encoded, each named
 mpnet = Path(os.environ.get("DIALEVAL_MPNET", Path.home() / ".cache/dialeval/models/all-mpnet-base-v2"))
 if (mpnet / "model.safetensors").is_file():
     with tempfile.TemporaryDirectory() as tmp:
-        done = subprocess.run([str(examples / "evaluate"), "--encoder", str(mpnet), "--skip", "llm,lexical,smatch", "--out", tmp], cwd=root, capture_output=True, text=True)
+        done = subprocess.run([str(examples / "evaluate"), "--encoder", str(mpnet), "--ruber", "models/bert-ruber", "--slm", "models/slm", "--skip", "llm,lexical,smatch", "--out", tmp],
+                              cwd=root, capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"FAILED: evaluate --encoder mpnet: {done.stderr[-2000:]}")
         for family in ("bert_ruber", "slm"):
