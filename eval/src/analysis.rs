@@ -364,22 +364,43 @@ impl CellWork {
     }
 }
 
+/// What an [`Analysis`] correlates: the scores, the human scores, and of each item (in table
+/// order) its system (system-level rows need at least [`MIN_SYSTEMS`]; items without one are
+/// left out of them) and its response length in words (`None` without a response; every
+/// metric's Spearman with length).
+#[derive(Debug, Clone, Copy)]
+pub struct AnalysisInput<'a> {
+    /// Items × metrics.
+    pub table: &'a ScoreTable,
+    /// The items' human scores.
+    pub human: &'a HumanScores,
+    /// Each item's system.
+    pub systems: &'a [Option<String>],
+    /// Each item's response length in words.
+    pub lengths: &'a [Option<f64>],
+}
+
+impl<'a> AnalysisInput<'a> {
+    /// The input of a table scored over `rows` (their systems and lengths).
+    pub fn of(table: &'a ScoreTable, human: &'a HumanScores, rows: &'a crate::rows::ItemRows) -> Self {
+        Self { table, human, systems: &rows.systems, lengths: &rows.lengths }
+    }
+}
+
 impl Analysis {
     /// The best metric of `quality` by Spearman (`analysis.best(Criterion::Overall)`).
     pub fn best(&self, quality: impl Into<Quality>) -> Option<&MetricName> {
         self.best_by_spearman.get(&quality.into())
     }
 
-    /// Correlates every metric of `table` with every criterion of `human`; `systems` names the
-    /// system of each item (system-level rows need at least [`MIN_SYSTEMS`]; items without one
-    /// are left out of them), `lengths` the response length in words (`None` without a
-    /// response). The best metric of a criterion is the one with the highest Spearman, and ↓
-    /// (significantly worse) comes from Williams' test on Spearman correlations.
+    /// Correlates every metric of the input's table with every criterion of its human scores
+    /// ([`AnalysisInput`]). The best metric of a criterion is the one with the highest
+    /// Spearman, and ↓ (significantly worse) comes from Williams' test on Spearman correlations.
     ///
     /// # Errors
     /// A correlation that fails for another reason than too few items.
-    pub fn of(table: &ScoreTable, human: &HumanScores, systems: &[Option<String>], lengths: &[Option<f64>], config: &ReportConfig) -> Result<Self> {
-        Self::of_with_progress(table, human, systems, lengths, config, &|_, _| {})
+    pub fn of(input: AnalysisInput<'_>, config: &ReportConfig) -> Result<Self> {
+        Self::of_with_progress(input, config, &|_, _| {})
     }
 
     /// As [`Analysis::of`], calling `progress(done, total)` as the (metric, quality) cells finish
@@ -387,14 +408,8 @@ impl Analysis {
     ///
     /// # Errors
     /// As [`Analysis::of`].
-    pub fn of_with_progress(
-        table: &ScoreTable,
-        human: &HumanScores,
-        systems: &[Option<String>],
-        lengths: &[Option<f64>],
-        config: &ReportConfig,
-        progress: &(dyn Fn(usize, usize) + Sync),
-    ) -> Result<Self> {
+    pub fn of_with_progress(input: AnalysisInput<'_>, config: &ReportConfig, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Self> {
+        let AnalysisInput { table, human, systems, lengths } = input;
         let qualities: Vec<Quality> = human.qualities.iter().map(|(q, _)| q.clone()).collect();
         let mut turn_level = CorrelationReport::default();
         let mut system_rows = Vec::new();

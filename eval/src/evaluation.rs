@@ -9,11 +9,11 @@ use std::path::Path;
 use dialeval_datasets::DialogueItem;
 use dialeval_metrics::report::ReportConfig;
 
-use crate::analysis::{Analysis, HumanScores};
+use crate::analysis::{Analysis, AnalysisInput, HumanScores};
 use crate::cache::FamilyCache;
 use crate::error::Result;
 use crate::family::MetricFamily;
-use crate::pipeline::{DEFAULT_CHUNK_ITEMS, Event, FamilyRun, Pipeline};
+use crate::pipeline::{DEFAULT_CHUNK_ITEMS, Event, FamilyRun, Pipeline, Scored};
 use crate::rows::ItemRows;
 use crate::source::ItemSource;
 use crate::table::ScoreTable;
@@ -119,19 +119,20 @@ impl<'a> Evaluation<'a> {
             Source::Dyn(source) => *source,
         };
         let scored = self.pipeline.run_source(source, self.chunk_items, &*self.observe)?;
-        Report::analyse(scored.rows, scored.human, scored.table, scored.runs, &self.config, &*self.observe)
+        Report::analyse(scored, &self.config, &*self.observe)
     }
 }
 
 impl Report {
     /// The report of a score table computed elsewhere (the shards' tables put back together by
-    /// [`crate::shard::merge`]) for the items of `rows` with the human scores `human`: the same
+    /// [`crate::shard::merge`], with the rows and human scores of the corpus): the same
     /// analysis [`Evaluation::run`] does.
     ///
     /// # Errors
     /// As [`Analysis::of`].
-    pub fn analyse(rows: ItemRows, human: HumanScores, table: ScoreTable, runs: Vec<FamilyRun>, config: &ReportConfig, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<Self> {
-        let analysis = Analysis::of_with_progress(&table, &human, &rows.systems, &rows.lengths, config, &|done, total| observe(Event::Analysis { done, total }))?;
+    pub fn analyse(scored: Scored, config: &ReportConfig, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<Self> {
+        let Scored { table, runs, rows, human, .. } = scored;
+        let analysis = Analysis::of_with_progress(AnalysisInput::of(&table, &human, &rows), config, &|done, total| observe(Event::Analysis { done, total }))?;
         Ok(Self { rows, table, runs, human, analysis })
     }
 }
@@ -157,6 +158,6 @@ impl Report {
     /// # Errors
     /// As [`crate::write::write_all`].
     pub fn write(&self, dir: &Path) -> Result<Written> {
-        crate::write::write_all(dir, &self.rows, &self.table, &self.human, &self.analysis, &self.runs)
+        crate::write::write_all(dir, self)
     }
 }

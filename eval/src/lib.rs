@@ -6,7 +6,7 @@
 //! ```text
 //! items (in memory, or a JSONL stream: ItemSource), chunk by chunk
 //!   └─ Pipeline: MetricFamily × n ──(FamilyCache, per chunk, keyed by items + settings)──► ScoreTable
-//!        └─ Analysis::of(table, HumanScores) ──► write_all: Markdown, JSON, CSV, plots
+//!        └─ Analysis::of(AnalysisInput { table, human, systems, lengths }) ──► Report::write: Markdown, JSON, CSV, plots
 //! ```
 //!
 //! - [`ScoreTable`]: items × metrics, `Option<f64>` cells, every value finite, metric names as
@@ -32,7 +32,7 @@
 //! ```
 //! use dialeval_datasets::{Corpus, DialogueItem, Rating, Turn};
 //! use dialeval_eval::families::{LengthFamily, LexicalFamily};
-//! use dialeval_eval::{Analysis, HumanScores, Pipeline};
+//! use dialeval_eval::{Analysis, AnalysisInput, HumanScores, Pipeline};
 //!
 //! let responses = ["i like cats", "cats are great pets i think", "no", "i have two cats at home", "the weather"];
 //! let overall = [3.0, 4.0, 1.0, 5.0, 2.0];
@@ -57,10 +57,8 @@
 //! let scored = pipeline.run(&items, &|_| {})?;
 //! assert!(scored.table.column(&"BLEU-4".into()).is_some());
 //! let human = HumanScores::of(&items);
-//! let lengths: Vec<Option<f64>> = items.iter().map(|i| i.response.as_ref().map(|r| dialeval_common::word_count(&r.text) as f64)).collect();
-//! let systems = vec![None; items.len()];
 //! let config = dialeval_metrics::report::ReportConfig { bootstrap: None, ..Default::default() };
-//! let analysis = Analysis::of(&scored.table, &human, &systems, &lengths, &config)?;
+//! let analysis = Analysis::of(AnalysisInput::of(&scored.table, &human, &scored.rows), &config)?;
 //! println!("{}", dialeval_eval::write::summary_markdown(&analysis));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -88,7 +86,7 @@ pub mod source;
 pub mod table;
 pub mod write;
 
-pub use analysis::{Analysis, HumanScores, HumanScoresBuilder, Quality};
+pub use analysis::{Analysis, AnalysisInput, HumanScores, HumanScoresBuilder, Quality};
 pub use cache::{CacheKey, Cached, FamilyCache, Lookup};
 pub use error::{Error, Result};
 pub use evaluation::{Evaluation, Report};

@@ -219,7 +219,8 @@ pub struct Written {
 ///
 /// # Errors
 /// [`Error::Io`], [`Error::Json`], [`Error::Plot`].
-pub fn write_all(dir: &Path, rows: &ItemRows, table: &ScoreTable, human: &HumanScores, analysis: &Analysis, runs: &[FamilyRun]) -> Result<Written> {
+pub fn write_all(dir: &Path, report: &crate::Report) -> Result<Written> {
+    let crate::Report { rows, table, runs, human, analysis } = report;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     check_rows(rows, table, human)?;
     // Streamed: a million items are never one string (the row check above makes the writers'

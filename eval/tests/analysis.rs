@@ -5,7 +5,7 @@
 #![allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
 
 use dialeval_common::Criterion;
-use dialeval_eval::{Analysis, Column, HumanScores, ScoreTable};
+use dialeval_eval::{Analysis, AnalysisInput, Column, HumanScores, ScoreTable};
 use dialeval_metrics::correlation::CorrelationKind;
 use dialeval_metrics::report::ReportConfig;
 
@@ -22,7 +22,7 @@ fn analysis(systems: &[Option<&str>]) -> Analysis {
     let human = HumanScores { qualities: vec![(Criterion::Overall.into(), HUMAN.iter().copied().map(Some).collect())], uncorrelated: Vec::new() };
     let systems: Vec<Option<String>> = systems.iter().map(|s| s.map(str::to_owned)).collect();
     let lengths: Vec<Option<f64>> = (0..10).map(|i| Some(f64::from(i % 4))).collect();
-    Analysis::of(&table, &human, &systems, &lengths, &ReportConfig { bootstrap: None, ..Default::default() }).unwrap()
+    Analysis::of(AnalysisInput { table: &table, human: &human, systems: &systems, lengths: &lengths }, &ReportConfig { bootstrap: None, ..Default::default() }).unwrap()
 }
 
 #[test]
@@ -70,7 +70,7 @@ fn williams_without_a_value_says_why() {
     table.push(Column::new("A", (0..10).map(|i| (i < 6).then_some(A[i])).collect())).unwrap();
     table.push(Column::new("B", (0..10).map(|i| (i >= 4).then_some(B[i])).collect())).unwrap();
     let human = HumanScores { qualities: vec![(Criterion::Overall.into(), HUMAN.iter().copied().map(Some).collect())], uncorrelated: Vec::new() };
-    let a = Analysis::of(&table, &human, &vec![None; 10], &[None; 10], &ReportConfig { bootstrap: None, ..Default::default() }).unwrap();
+    let a = Analysis::of(AnalysisInput { table: &table, human: &human, systems: &vec![None; 10], lengths: &[None; 10] }, &ReportConfig { bootstrap: None, ..Default::default() }).unwrap();
     let row = &a.williams_vs_best[0];
     assert_eq!((row.n, row.t, row.pvalue_one_sided), (2, None, None));
     assert!(row.undefined.as_deref().is_some_and(|w| w.contains('2')), "{row:?}");
@@ -83,7 +83,7 @@ fn an_undefined_correlation_carries_its_reason_into_the_reports() {
     table.push(Column::new("flat", vec![Some(0.5); 10])).unwrap();
     table.push(Column::new("sparse", (0..10).map(|i| (i < 3).then_some(B[i])).collect())).unwrap();
     let human = HumanScores { qualities: vec![(Criterion::Overall.into(), HUMAN.iter().copied().map(Some).collect())], uncorrelated: Vec::new() };
-    let a = Analysis::of(&table, &human, &vec![None; 10], &[None; 10], &ReportConfig { bootstrap: None, ..Default::default() }).unwrap();
+    let a = Analysis::of(AnalysisInput { table: &table, human: &human, systems: &vec![None; 10], lengths: &[None; 10] }, &ReportConfig { bootstrap: None, ..Default::default() }).unwrap();
     let summary = dialeval_eval::write::summary_markdown(&a);
     assert!(summary.lines().any(|l| l.starts_with("| flat |") && l.contains("– (constant input)")), "{summary}");
     assert!(summary.lines().any(|l| l.starts_with("| sparse |") && l.contains("– (< 4 items)")), "{summary}");

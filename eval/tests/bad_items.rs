@@ -9,7 +9,7 @@ use dialeval_common::Criterion;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::{DialogueItem, Rating};
 use dialeval_eval::families::{EmbeddingFamily, LengthFamily, LexicalFamily, MemoEmbedder, SmatchFamily};
-use dialeval_eval::{Analysis, FamilyStatus, HumanScores, Pipeline};
+use dialeval_eval::{FamilyStatus, Pipeline, Report};
 
 mod common;
 use common::{WordHash, item};
@@ -80,13 +80,9 @@ fn a_corpus_with_bad_items_completes_and_names_them() {
     }
 
     // The report shows the counts.
-    let human = HumanScores::of(&items);
-    let lengths: Vec<Option<f64>> = items.iter().map(|i| i.response.as_ref().map(|r| dialeval_common::word_count(&r.text) as f64)).collect();
-    let systems = vec![None; items.len()];
     let config = dialeval_metrics::report::ReportConfig { bootstrap: None, ..Default::default() };
-    let analysis = Analysis::of(&scored.table, &human, &systems, &lengths, &config).unwrap();
     let out = dir.join("out");
-    dialeval_eval::write::write_all(&out, &scored.rows, &scored.table, &human, &analysis, &scored.runs).unwrap();
+    Report::analyse(scored, &config, &|_| {}).unwrap().write(&out).unwrap();
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("2 items with a malformed graph are not scored") && report.contains("1 items with an empty response are not scored"), "{report}");
     let _ = std::fs::remove_dir_all(&dir);

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dialeval_datasets::DialogueItem;
 use dialeval_eval::families::{LENGTH, LengthFamily, LexicalFamily};
-use dialeval_eval::{Analysis, Column, FamilyCache, FamilyOutput, FamilyScores, FamilyStatus, HumanScores, MetricFamily, Pipeline};
+use dialeval_eval::{Analysis, AnalysisInput, Column, FamilyCache, FamilyOutput, FamilyScores, FamilyStatus, HumanScores, MetricFamily, Pipeline};
 
 mod common;
 use common::item;
@@ -168,7 +168,7 @@ fn the_length_baseline_on_usr_personachat_correlates_perfectly_with_length() {
     let lengths: Vec<Option<f64>> = items.iter().map(|i| i.response.as_ref().map(|r| dialeval_common::word_count(&r.text) as f64)).collect();
     let systems: Vec<Option<String>> = items.iter().map(|i| i.system.clone()).collect();
     let config = dialeval_metrics::report::ReportConfig { bootstrap: None, ..Default::default() };
-    let a = Analysis::of(&scored.table, &human, &systems, &lengths, &config).unwrap_or_else(|e| panic!("{e}"));
+    let a = Analysis::of(AnalysisInput { table: &scored.table, human: &human, systems: &systems, lengths: &lengths }, &config).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(a.metrics.len(), 1);
     assert_eq!(a.metrics[0].metric.as_str(), LENGTH);
     let l = a.metrics[0].length.unwrap_or_else(|| panic!("a length correlation"));

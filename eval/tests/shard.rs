@@ -64,7 +64,7 @@ fn merged_shards_equal_a_single_run_byte_for_byte() {
     let scan = Pipeline::new().run(&items, &|_| {}).unwrap();
     let (table, runs) = merge(&scan.rows.ids, &scan.digest, &shards).unwrap();
     let merged = temp("merged");
-    Report::analyse(scan.rows.clone(), scan.human.clone(), table, runs, &ReportConfig::default(), &|_| {}).unwrap().write(&merged).unwrap();
+    Report::analyse(dialeval_eval::Scored { table, runs, ..scan.clone() }, &ReportConfig::default(), &|_| {}).unwrap().write(&merged).unwrap();
     for file in ["scores.jsonl", "scores.csv", "correlations.md", "correlations.json"] {
         let (a, b) = (std::fs::read(whole.join(file)).unwrap(), std::fs::read(merged.join(file)).unwrap());
         assert!(a == b, "{file} differs between the single run and the merge");

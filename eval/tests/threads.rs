@@ -8,7 +8,7 @@ use std::sync::Arc;
 use dialeval_amr_graph::smatch::SmatchConfig;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_eval::families::{EmbeddingFamily, LengthFamily, LexicalFamily, MemoEmbedder, SmatchFamily};
-use dialeval_eval::{Analysis, HumanScores, Pipeline};
+use dialeval_eval::{Analysis, AnalysisInput, HumanScores, Pipeline};
 
 mod common;
 use common::WordHash;
@@ -29,7 +29,7 @@ fn run(threads: usize) -> (String, String) {
         let scored = pipeline.run(&items, &|_| {}).unwrap();
         let systems: Vec<Option<String>> = items.iter().map(|i| i.system.clone()).collect();
         let lengths: Vec<Option<f64>> = items.iter().map(|i| i.response.as_ref().map(|r| dialeval_common::word_count(&r.text) as f64)).collect();
-        let analysis = Analysis::of(&scored.table, &HumanScores::of(&items), &systems, &lengths, &Default::default()).unwrap();
+        let analysis = Analysis::of(AnalysisInput { table: &scored.table, human: &HumanScores::of(&items), systems: &systems, lengths: &lengths }, &Default::default()).unwrap();
         let bits: Vec<Vec<Option<u64>>> = scored.table.columns().iter().map(|c| c.values.iter().map(|v| v.map(f64::to_bits)).collect()).collect();
         (format!("{bits:?}"), serde_json::to_string(&analysis).unwrap())
     })

@@ -29,7 +29,7 @@ use dialeval_eval::families::{LengthFamily, LexicalFamily, LlmFamily, SmatchFami
 use dialeval_eval::lock::OutputLock;
 use dialeval_eval::models::{Built, Compute, ModelBundle, ModelSettings, ModelSource, Retrain, default_cache_dir};
 use dialeval_eval::shard::{Shard, ShardScores, merge};
-use dialeval_eval::{Evaluation, Event, FamilyCache, ItemSource, JsonlSource, MetricFamily, Pipeline, Report};
+use dialeval_eval::{Evaluation, Event, FamilyCache, ItemSource, JsonlSource, MetricFamily, Pipeline, Report, Scored};
 use dialeval_llm_prompt::prompt::{Templates, Variant};
 use dialeval_llm_prompt::{CachedClient, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
 use dialeval_metrics::inference::BootstrapConfig;
@@ -236,7 +236,7 @@ fn run(args: Args) -> AnyResult<()> {
         let scan = Pipeline::new().run_source(source(None)?.as_ref(), args.chunk, &|event| report(event, &bar))?;
         let (table, runs) = merge(&scan.rows.ids, &scan.digest, &shards)?;
         eprintln!("evaluate: merged {} shards into {} items × {} metrics", shards.len(), table.items(), table.columns().len());
-        let done = Report::analyse(scan.rows, scan.human, table, runs, &config, &|event| report(event, &bar))?;
+        let done = Report::analyse(Scored { table, runs, ..scan }, &config, &|event| report(event, &bar))?;
         eprintln!("evaluate: writing the report …");
         done.write(&args.out)?;
         println!("{}", dialeval_eval::write::summary_markdown(&done.analysis));
