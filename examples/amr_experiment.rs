@@ -24,7 +24,7 @@ use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use dialeval_eval::models::{Compute, ddpp_slm_pairs, slm_pair, split_contexts};
-use dialeval_eval::plot::heatmap;
+use dialeval_eval::plot::{Heatmap, heatmap};
 use dialeval_examples::{Progress, human_criteria};
 use dialeval_metrics::correlation::CorrelationKind;
 use dialeval_metrics::report::{CorrelationReport, ReportConfig};
@@ -211,7 +211,7 @@ fn report(out: &Path, results: &[serde_json::Value], criteria: &[(String, Vec<f6
     }
     let cols: Vec<String> = criteria.iter().map(|(c, _)| c.clone()).collect();
     let marks = vec![vec![String::new(); cols.len()]; modes.len()];
-    heatmap(&out.join("usr_spearman"), "SLM on USR-PersonaChat: mean Spearman over seeds", &modes, &cols, &heat, &marks)?;
+    heatmap(&out.join("usr_spearman"), &Heatmap { title: "SLM on USR-PersonaChat: mean Spearman over seeds", rows: &modes, cols: &cols, values: &heat, marks: &marks })?;
     eprintln!("amr_experiment: wrote {0}/results.json, {0}/usr_correlations.md and {0}/usr_spearman.png", out.display());
     Ok(())
 }

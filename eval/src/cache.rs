@@ -62,6 +62,38 @@ struct Entry {
     notes: Vec<Note>,
 }
 
+/// An entry as it is written (the fields of [`Entry`], borrowed).
+#[derive(Serialize)]
+struct EntryRef<'a> {
+    family: &'a str,
+    version: &'a str,
+    key: &'a CacheKey,
+    settings: &'a serde_json::Value,
+    columns: &'a [Column],
+    notes: &'a [Note],
+}
+
+/// What a cached result was computed by: the family, the version of its computation and its
+/// settings (what its [`CacheKey`] hashes, with the items).
+#[derive(Debug, Clone, Copy)]
+pub struct Computed<'a> {
+    /// The family's name.
+    pub family: &'a str,
+    /// [`MetricFamily::version`](crate::MetricFamily::version).
+    pub version: &'a str,
+    /// The family's settings as JSON.
+    pub settings: &'a serde_json::Value,
+}
+
+/// A result to store: a family's columns over a chunk, and its notes.
+#[derive(Debug, Clone, Copy)]
+pub struct Stored<'a> {
+    /// The columns.
+    pub columns: &'a [Column],
+    /// The notes.
+    pub notes: &'a [Note],
+}
+
 /// A cached family result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cached {
@@ -140,13 +172,14 @@ impl FamilyCache {
         Ok(Lookup::Damaged { path, quarantined, problem })
     }
 
-    /// Stores `columns` and `notes` of `family` at `version` under `key` (atomically: a killed
-    /// run leaves no entry or a whole one).
+    /// Stores `result` under `key` (atomically: a killed run leaves no entry or a whole one),
+    /// with what the key was made of (`of`: family, version, settings) for a reader of the file.
     ///
     /// # Errors
     /// [`Error::Io`] or [`Error::Json`].
-    pub fn store(&self, family: &str, version: &str, key: &CacheKey, settings: &serde_json::Value, columns: &[Column], notes: &[Note]) -> Result<()> {
-        let entry = Entry { family: family.to_owned(), version: version.to_owned(), key: key.clone(), settings: settings.clone(), columns: columns.to_vec(), notes: notes.to_vec() };
+    pub fn store(&self, of: &Computed<'_>, key: &CacheKey, result: &Stored<'_>) -> Result<()> {
+        let Computed { family, version, settings } = *of;
+        let entry = EntryRef { family, version, key, settings, columns: result.columns, notes: result.notes };
         let path = self.path(family, key);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
@@ -225,9 +258,9 @@ mod tests {
         assert_eq!(cache.load("f", &key, 2).unwrap(), Lookup::Miss);
         let columns = vec![Column::new("m", vec![Some(0.5), None])];
         let notes = vec![Note::count("{0} of {1} items have no reference", &[1, 2])];
-        cache.store("f", "f/1", &key, &settings, &columns, &notes).unwrap();
+        cache.store(&Computed { family: "f", version: "f/1", settings: &settings }, &key, &Stored { columns: &columns, notes: &notes }).unwrap();
         let columns_b = vec![Column::new("m", vec![Some(0.1), Some(0.2)])];
-        cache.store("f", "f/1", &other, &settings, &columns_b, &[]).unwrap();
+        cache.store(&Computed { family: "f", version: "f/1", settings: &settings }, &other, &Stored { columns: &columns_b, notes: &[] }).unwrap();
         // Both entries hit, in any order: a second corpus does not evict the first.
         for _ in 0..2 {
             assert_eq!(hit(cache.load("f", &key, 2).unwrap()), Cached { columns: columns.clone(), notes: notes.clone() });
@@ -248,9 +281,9 @@ mod tests {
         let settings = serde_json::json!({});
         let key = CacheKey::new("f", "f/1", &settings, "items").unwrap();
         let good = CacheKey::new("f", "f/1", &settings, "other items").unwrap();
-        cache.store("f", "f/1", &good, &settings, &[Column::new("m", vec![Some(1.0)])], &[]).unwrap();
+        cache.store(&Computed { family: "f", version: "f/1", settings: &settings }, &good, &Stored { columns: &[Column::new("m", vec![Some(1.0)])], notes: &[] }).unwrap();
         let columns = vec![Column::new("m", vec![Some(0.5), None])];
-        cache.store("f", "f/1", &key, &settings, &columns, &[]).unwrap();
+        cache.store(&Computed { family: "f", version: "f/1", settings: &settings }, &key, &Stored { columns: &columns, notes: &[] }).unwrap();
         // Asked for 3 items: the 2-value column cannot be theirs.
         match cache.load("f", &key, 3).unwrap() {
             Lookup::Damaged { path, quarantined, problem } => {

@@ -87,7 +87,7 @@ pub mod table;
 pub mod write;
 
 pub use analysis::{Analysis, AnalysisInput, HumanScores, HumanScoresBuilder, Quality};
-pub use cache::{CacheKey, Cached, FamilyCache, Lookup};
+pub use cache::{CacheKey, Cached, Computed, FamilyCache, Lookup, Stored};
 pub use error::{Error, Result};
 pub use evaluation::{Evaluation, Report};
 pub use family::{FamilyOutput, FamilyScores, MetricFamily, Note};

@@ -16,7 +16,7 @@ use dialeval_datasets::DialogueItem;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::{HumanScores, HumanScoresBuilder};
-use crate::cache::{CacheKey, FamilyCache, Lookup};
+use crate::cache::{CacheKey, Computed, FamilyCache, Lookup, Stored};
 use crate::digest::ItemsDigest;
 use crate::error::{Error, Result};
 use crate::family::{ErasedFamily, FamilyOutput, MetricFamily, Note, merge_notes, shown_notes};
@@ -330,7 +330,7 @@ impl Pipeline {
                 if scores.complete
                     && let Some(cache) = &self.cache
                 {
-                    cache.store(name, version, &key, &state.settings, &scores.columns, &scores.notes)?;
+                    cache.store(&Computed { family: name, version, settings: &state.settings }, &key, &Stored { columns: &scores.columns, notes: &scores.notes })?;
                 }
                 state.complete &= scores.complete;
                 state.add(scores.columns, scores.notes, items.len())?;

@@ -51,12 +51,28 @@ fn diverging(v: f64) -> RGBColor {
     if v >= 0.0 { RGBColor(mix(178, v), mix(24, v), mix(43, v)) } else { RGBColor(mix(33, -v), mix(102, -v), mix(172, -v)) }
 }
 
-/// A heat map of `values[row][col]` in [−1, 1] with the numbers printed in the cells
-/// (`NaN` cells grey, marked "–"); `marks[row][col]` adds a suffix such as `*`.
+/// What a heat map shows: `values[row][col]` in [−1, 1], `marks[row][col]` a suffix such as `*`.
+#[derive(Debug, Clone, Copy)]
+pub struct Heatmap<'a> {
+    /// The title above the grid.
+    pub title: &'a str,
+    /// Row labels.
+    pub rows: &'a [String],
+    /// Column labels.
+    pub cols: &'a [String],
+    /// One row of values per row label.
+    pub values: &'a [Vec<f64>],
+    /// One row of suffixes per row label.
+    pub marks: &'a [Vec<String>],
+}
+
+/// Draws `map` into `stem.png` and `stem.svg`, with the numbers printed in the cells (`NaN`
+/// cells grey, marked "–").
 ///
 /// # Errors
 /// [`Error::Plot`] when a file cannot be written.
-pub fn heatmap(stem: &Path, title: &str, rows: &[String], cols: &[String], values: &[Vec<f64>], marks: &[Vec<String>]) -> Result<()> {
+pub fn heatmap(stem: &Path, map: &Heatmap<'_>) -> Result<()> {
+    let Heatmap { title, rows, cols, values, marks } = *map;
     let (left, top, cell_w, cell_h) = (190_i32, 60_i32, 120_i32, 30_i32);
     let size = ((left + cell_w * cols.len() as i32 + 20) as u32, (top + cell_h * rows.len() as i32 + 20) as u32);
     fn draw<B: DrawingBackend>(root: &DrawingArea<B, Shift>, title: &str, rows: &[String], cols: &[String], values: &[Vec<f64>], marks: &[Vec<String>], geometry: (i32, i32, i32, i32)) -> PlotResult
@@ -159,7 +175,8 @@ pub fn analysis_plots(dir: &Path, table: &ScoreTable, human: &HumanScores, analy
     let cols: Vec<String> = analysis.qualities.iter().map(|q| q.name().to_owned()).collect();
     let values: Vec<Vec<f64>> = analysis.metrics.iter().map(|m| m.cells.iter().map(|c| c.map_or(f64::NAN, |c| c.spearman)).collect()).collect();
     let marks: Vec<Vec<String>> = analysis.metrics.iter().map(|m| m.cells.iter().map(|c| c.map_or("", |c| c.marker()).to_owned()).collect()).collect();
-    heatmap(&dir.join("heatmap_spearman"), "Turn-level Spearman correlation with human ratings (★ best, ↓ worse by Williams' test)", &rows, &cols, &values, &marks)?;
+    let map = Heatmap { title: "Turn-level Spearman correlation with human ratings (★ best, ↓ worse by Williams' test)", rows: &rows, cols: &cols, values: &values, marks: &marks };
+    heatmap(&dir.join("heatmap_spearman"), &map)?;
     for (c, (quality, human_values)) in human.qualities.iter().enumerate() {
         let panels: Vec<Panel> = table
             .columns()

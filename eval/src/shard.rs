@@ -93,13 +93,14 @@ pub struct ShardScores {
 pub const SHARD_FILE: &str = "shard.json";
 
 impl ShardScores {
-    /// The scores of `shard`'s items (with ids `ids`, in corpus order, as [`Shard::contains`]
-    /// picked them) of the corpus whose [`items_digest`](crate::digest::items_digest) is
-    /// `corpus`.
+    /// The scores of `shard`'s items (in corpus order, as [`Shard::contains`] picked them),
+    /// from the `report` of their run, of the corpus whose
+    /// [`items_digest`](crate::digest::items_digest) is `corpus`.
     ///
     /// # Errors
     /// [`Error::Column`] when the table does not have one row per item.
-    pub fn new(shard: Shard, corpus: &str, ids: &[String], table: &ScoreTable, runs: &[FamilyRun]) -> Result<Self> {
+    pub fn of(shard: Shard, corpus: &str, report: &crate::Report) -> Result<Self> {
+        let (ids, table, runs) = (&report.rows.ids, &report.table, &report.runs);
         if table.items() != ids.len() {
             return Err(Error::Column { metric: "<table>".into(), problem: format!("{} rows for the {} items of shard {shard}", table.items(), ids.len()) });
         }

@@ -158,7 +158,8 @@ fn check_rows(rows: &ItemRows, table: &ScoreTable, human: &HumanScores) -> Resul
 
 /// `report.md`: counts, links to the other files and plots, how each family went (time, cache,
 /// notes), what was skipped and why, and the summary table.
-pub fn report_markdown(items: usize, table: &ScoreTable, analysis: &Analysis, runs: &[FamilyRun], written: &Written) -> String {
+pub fn report_markdown(run: &crate::Report, written: &Written) -> String {
+    let (items, table, analysis, runs) = (run.rows.len(), &run.table, &run.analysis, &run.runs);
     let plots = written.plots;
     let names: Vec<&str> = analysis.qualities.iter().map(Quality::name).collect();
     let mut report = format!("# Evaluation report\n\n{items} items; {} metrics; human ratings: {}.\n\n", table.columns().len(), if names.is_empty() { "none".to_owned() } else { names.join(", ") });
@@ -220,7 +221,7 @@ pub struct Written {
 /// # Errors
 /// [`Error::Io`], [`Error::Json`], [`Error::Plot`].
 pub fn write_all(dir: &Path, report: &crate::Report) -> Result<Written> {
-    let crate::Report { rows, table, runs, human, analysis } = report;
+    let crate::Report { rows, table, human, analysis, .. } = report;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     check_rows(rows, table, human)?;
     // Streamed: a million items are never one string (the row check above makes the writers'
@@ -238,6 +239,6 @@ pub fn write_all(dir: &Path, report: &crate::Report) -> Result<Written> {
     #[cfg(not(feature = "plots"))]
     let plots = false;
     let written = Written { plots };
-    write_atomic(&dir.join("report.md"), &report_markdown(rows.len(), table, analysis, runs, &written))?;
+    write_atomic(&dir.join("report.md"), &report_markdown(report, &written))?;
     Ok(written)
 }

@@ -2,7 +2,7 @@
 //! aside) or a hit, never a panic, and a valid entry beside it is never touched.
 #![allow(clippy::panic, clippy::unwrap_used)] // tests fail loudly
 
-use dialeval_eval::{CacheKey, Column, FamilyCache, Lookup};
+use dialeval_eval::{CacheKey, Column, Computed, FamilyCache, Lookup, Stored};
 use proptest::prelude::*;
 
 proptest! {
@@ -16,7 +16,7 @@ proptest! {
         let settings = serde_json::json!({});
         let key = CacheKey::new("f", "f/1", &settings, "items").unwrap();
         let other = CacheKey::new("f", "f/1", &settings, "other").unwrap();
-        cache.store("f", "f/1", &other, &settings, &[Column::new("m", vec![Some(1.0)])], &[]).unwrap();
+        cache.store(&Computed { family: "f", version: "f/1", settings: &settings }, &other, &Stored { columns: &[Column::new("m", vec![Some(1.0)])], notes: &[] }).unwrap();
         std::fs::create_dir_all(cache.path("f", &key).parent().unwrap()).unwrap();
         std::fs::write(cache.path("f", &key), &bytes).unwrap();
         match cache.load("f", &key, 1).unwrap() {

@@ -86,7 +86,7 @@ proptest! {
         let shard = Shard { index: 1, of: 2 };
         let part = shard.select(&items);
         let report = Evaluation::of(&part).family(LengthFamily).analysis(ReportConfig { bootstrap: None, ..ReportConfig::default() }).run().unwrap();
-        ShardScores::new(shard, &items_digest(&items).unwrap(), &report.rows.ids, &report.table, &report.runs).unwrap().write(&dir).unwrap();
+        ShardScores::of(shard, &items_digest(&items).unwrap(), &report).unwrap().write(&dir).unwrap();
         let file = dir.join(dialeval_eval::shard::SHARD_FILE);
         let mut bytes = std::fs::read(&file).unwrap();
         for (at, b) in &flips {
@@ -113,7 +113,7 @@ proptest! {
                 let shard = Shard { index, of: 2 };
                 let part = shard.select(&items);
                 let report = Evaluation::of(&part).family(LengthFamily).analysis(ReportConfig { bootstrap: None, ..ReportConfig::default() }).run().unwrap();
-                ShardScores::new(shard, &digest, &report.rows.ids, &report.table, &report.runs).unwrap()
+                ShardScores::of(shard, &digest, &report).unwrap()
             })
             .collect();
         let s = &mut shards[1];

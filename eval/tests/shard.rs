@@ -55,7 +55,7 @@ fn merged_shards_equal_a_single_run_byte_for_byte() {
         assert!(part.len() > 10 && part.len() < 60, "shard {shard}: {} items", part.len());
         let report = evaluation(&part).run().unwrap();
         let dir = temp(&format!("part{index}"));
-        ShardScores::new(shard, &items_digest(&items).unwrap(), &report.rows.ids, &report.table, &report.runs).unwrap().write(&dir).unwrap();
+        ShardScores::of(shard, &items_digest(&items).unwrap(), &report).unwrap().write(&dir).unwrap();
         dirs.push(dir);
     }
     // Any order of the shards.

@@ -25,6 +25,7 @@ use dialeval_common::MultiRef;
 use dialeval_datasets::amr::{AmrIndex, Coverage};
 use dialeval_datasets::{CorpusFormat, DialogueItem, Selection};
 use dialeval_eval::digest::{ItemsDigest, items_digest};
+use dialeval_eval::families::llm::LlmJudging;
 use dialeval_eval::families::{LengthFamily, LexicalFamily, LlmFamily, SmatchFamily};
 use dialeval_eval::lock::OutputLock;
 use dialeval_eval::models::{Built, Compute, ModelBundle, ModelSettings, ModelSource, Retrain, default_cache_dir};
@@ -299,7 +300,7 @@ fn run(args: Args) -> AnyResult<()> {
         } else {
             items_digest(&corpus)?
         };
-        ShardScores::new(shard, &corpus_digest, &done.rows.ids, &done.table, &done.runs)?.write(&args.out)?;
+        ShardScores::of(shard, &corpus_digest, &done)?.write(&args.out)?;
         eprintln!("evaluate: shard {shard}: {} items; scores for the merge in {}", done.rows.len(), args.out.join(dialeval_eval::shard::SHARD_FILE).display());
     }
     println!("{}", dialeval_eval::write::summary_markdown(&done.analysis));
@@ -429,5 +430,5 @@ fn llm_family(args: &Args) -> AnyResult<Option<LlmFamily<CachedClient<OpenAiClie
     let client = OpenAiClient::new(OpenAiConfig { base_url: base_url.clone(), timeout: Duration::from_secs(300), ..OpenAiConfig::default() })?;
     let client = CachedClient::new(client, args.out.join("cache/llm"))?;
     let config = JudgeConfig { model: args.llm_model.clone(), ..JudgeConfig::default() };
-    Ok(Some(LlmFamily::new(client, base_url, Templates::builtin()?, config, Variant::NoSlm, Scoring::Parse)))
+    Ok(Some(LlmFamily::new(client, LlmJudging { endpoint: base_url, templates: Templates::builtin()?, judge: config, variant: Variant::NoSlm, scoring: Scoring::Parse })))
 }

@@ -35,11 +35,27 @@ pub struct LlmSettings {
     pub scoring: Scoring,
 }
 
+/// How an [`LlmFamily`] judges.
+#[derive(Debug, Clone)]
+pub struct LlmJudging {
+    /// The endpoint the client serves (base URL; with the model name it identifies the judge).
+    pub endpoint: String,
+    /// The prompt templates.
+    pub templates: Templates,
+    /// Model, scale, clamping, budget, completion length.
+    pub judge: JudgeConfig,
+    /// Which information the prompt carries.
+    pub variant: Variant,
+    /// How answers become scores.
+    pub scoring: Scoring,
+}
+
 impl<C: ChatClient> LlmFamily<C> {
-    /// The family judging through `client` (serving `endpoint`) with `templates` and `config`.
-    pub fn new(client: C, endpoint: impl Into<String>, templates: Templates, config: JudgeConfig, variant: Variant, scoring: Scoring) -> Self {
-        let settings = LlmSettings { endpoint: endpoint.into(), judge: config.clone(), templates: templates.fingerprint(), variant, scoring };
-        Self { judge: Judge::new(client, templates, config), settings }
+    /// The family judging through `client` as `judging` says.
+    pub fn new(client: C, judging: LlmJudging) -> Self {
+        let LlmJudging { endpoint, templates, judge, variant, scoring } = judging;
+        let settings = LlmSettings { endpoint, judge: judge.clone(), templates: templates.fingerprint(), variant, scoring };
+        Self { judge: Judge::new(client, templates, judge), settings }
     }
 }
 
