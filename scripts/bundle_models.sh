@@ -2,14 +2,17 @@
 # Copies the files a scorer reads from finished training runs into models/ and writes each
 # checkpoint's SHA256SUMS (checked by the loaders before a model is used).
 #
-#   scripts/bundle_models.sh SLM_RUN RUBER_RUN
+#   scripts/bundle_models.sh SLM_RUN RUBER_RUN [DEST]
 #
 # SLM_RUN is a `train_slm` output directory, RUBER_RUN a `bert_ruber train` one (`-` keeps the
-# shipped one); models/README.md says which commands made the shipped ones.
+# shipped one); DEST is models/ (the default: checkpoints on all-MiniLM-L6-v2's vectors) or a
+# folder of it for another encoder's (models/all-mpnet-base-v2: the main job picks the shipped
+# checkpoint trained on the encoder it runs). models/README.md says which commands made them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 slm="${1:?usage: scripts/bundle_models.sh SLM_RUN RUBER_RUN}"
 ruber="${2:?usage: scripts/bundle_models.sh SLM_RUN RUBER_RUN}"
+dest="${3:-models}"
 
 copy() { # copy DEST SRC_DIR FILE...
   local dest="$1" src="$2"; shift 2
@@ -23,5 +26,5 @@ copy() { # copy DEST SRC_DIR FILE...
   echo "$dest: $(du -sh "$dest" | cut -f1)"
 }
 
-[ "$slm" = - ] || copy models/slm "$slm" featurizer.json train.json best/mode.json best/model.bpk log.jsonl test.json
-[ "$ruber" = - ] || copy models/bert-ruber "$ruber" ruber.json best/model.bpk log.jsonl test.json
+[ "$slm" = - ] || copy "$dest/slm" "$slm" featurizer.json train.json best/mode.json best/model.bpk log.jsonl test.json
+[ "$ruber" = - ] || copy "$dest/bert-ruber" "$ruber" ruber.json best/model.bpk log.jsonl test.json

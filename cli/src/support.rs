@@ -138,7 +138,3 @@ pub fn topical_flag(value: YesNo) -> Option<dialeval_datasets::pairs::TopicalPai
 pub fn human_criteria(items: &[dialeval_datasets::DialogueItem]) -> Vec<(String, Vec<f64>)> {
     dialeval_eval::HumanScores::of(items).qualities.into_iter().map(|(q, v)| (q.name().to_owned(), v.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect())).collect()
 }
-
-/// The README's crate samples, compiled as doc-tests.
-#[doc = include_str!("../../README.md")]
-mod readme {}

@@ -3,8 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use std::sync::Mutex;
+
 use dialeval_datasets::{Corpus, DialogueItem};
 
+use crate::digest::ItemsDigest;
 use crate::error::Result;
 
 /// A corpus the [`Pipeline`](crate::Pipeline) reads a chunk at a time.
@@ -18,6 +21,13 @@ pub trait ItemSource {
 
     /// How many items there are, when that is known without reading them (for progress).
     fn len_hint(&self) -> Option<usize> {
+        None
+    }
+
+    /// The [`items_digest`](crate::digest::items_digest) of the whole corpus this source's items
+    /// are cut from, when its last full pass computed it (a shard's source digesting as it
+    /// reads, [`JsonlSource::digesting`]); `None` otherwise.
+    fn corpus_digest(&self) -> Option<String> {
         None
     }
 }
@@ -55,6 +65,8 @@ pub struct JsonlSource {
     keep: Option<Keep>,
     prepare: Option<Prepare>,
     lines: Option<usize>,
+    /// With [`JsonlSource::digesting`]: the whole file's digest after the last full pass.
+    digest: Option<Mutex<Option<String>>>,
 }
 
 impl std::fmt::Debug for JsonlSource {
@@ -66,7 +78,7 @@ impl std::fmt::Debug for JsonlSource {
 impl JsonlSource {
     /// The items of `path` (opened on each pass; a missing file is an error then).
     pub fn new(path: &Path) -> Self {
-        Self { path: path.to_owned(), keep: None, prepare: None, lines: None }
+        Self { path: path.to_owned(), keep: None, prepare: None, lines: None, digest: None }
     }
 
     /// Counts the file's non-blank lines, so that progress can show the whole (one fast pass
@@ -107,6 +119,16 @@ impl JsonlSource {
         self
     }
 
+    /// Digests every item read, kept or not, as the pass goes: every item is prepared (graphs
+    /// attached), digested, then filtered by [`JsonlSource::keep`], so that after a pass
+    /// [`ItemSource::corpus_digest`] is the digest of the whole file and a shard's run reads its
+    /// corpus once (not once for its items and again for the digest the merge checks).
+    #[must_use]
+    pub fn digesting(mut self) -> Self {
+        self.digest = Some(Mutex::new(None));
+        self
+    }
+
     /// Calls `prepare` on every chunk before it is scored (e.g. to attach graphs).
     #[must_use]
     pub fn prepare(mut self, prepare: impl Fn(&mut [DialogueItem]) -> Result<()> + Sync + 'static) -> Self {
@@ -115,9 +137,59 @@ impl JsonlSource {
     }
 }
 
+impl JsonlSource {
+    /// A pass of [`JsonlSource::digesting`]: chunks of every item read are prepared and
+    /// digested, then the kept items go on in full chunks.
+    fn digesting_pass(&self, size: usize, visit: &mut dyn FnMut(&[DialogueItem]) -> Result<()>, slot: &Mutex<Option<String>>) -> Result<()> {
+        let mut digest = ItemsDigest::new();
+        let (mut raw, mut out): (Vec<DialogueItem>, Vec<DialogueItem>) = (Vec::with_capacity(size), Vec::with_capacity(size));
+        let mut read = 0_usize;
+        let mut pass_on = |raw: &mut Vec<DialogueItem>, out: &mut Vec<DialogueItem>, last: bool| -> Result<()> {
+            if let Some(prepare) = &self.prepare {
+                prepare(raw)?;
+            }
+            digest.add(raw)?;
+            for item in raw.drain(..) {
+                if self.keep.as_ref().is_none_or(|keep| keep(&item)) {
+                    out.push(item);
+                }
+                if out.len() == size {
+                    visit(out)?;
+                    out.clear();
+                }
+            }
+            if last && !out.is_empty() {
+                visit(out)?;
+                out.clear();
+            }
+            Ok(())
+        };
+        for item in dialeval_datasets::jsonl::read(&self.path)? {
+            raw.push(item.map_err(|e| dialeval_datasets::sniff::with_hint(e, &self.path, Corpus::Jsonl))?);
+            read += 1;
+            if raw.len() == size {
+                pass_on(&mut raw, &mut out, false)?;
+            }
+        }
+        if read == 0 {
+            return Err(self.no_items());
+        }
+        pass_on(&mut raw, &mut out, true)?;
+        *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(digest.finish());
+        Ok(())
+    }
+
+    fn no_items(&self) -> crate::Error {
+        dialeval_datasets::Error::Record { path: self.path.clone(), place: dialeval_datasets::Place::File, problem: "no items (the file is empty or has only blank lines)".into() }.into()
+    }
+}
+
 impl ItemSource for JsonlSource {
     fn for_each_chunk(&self, size: usize, visit: &mut dyn FnMut(&[DialogueItem]) -> Result<()>) -> Result<()> {
         let size = size.max(1);
+        if let Some(slot) = &self.digest {
+            return self.digesting_pass(size, visit, slot);
+        }
         let mut chunk: Vec<DialogueItem> = Vec::with_capacity(size);
         let mut read = 0_usize;
         let mut flush = |chunk: &mut Vec<DialogueItem>| -> Result<()> {
@@ -139,9 +211,7 @@ impl ItemSource for JsonlSource {
             }
         }
         if read == 0 {
-            return Err(
-                dialeval_datasets::Error::Record { path: self.path.clone(), place: dialeval_datasets::Place::File, problem: "no items (the file is empty or has only blank lines)".into() }.into()
-            );
+            return Err(self.no_items());
         }
         if !chunk.is_empty() {
             flush(&mut chunk)?;
@@ -151,6 +221,10 @@ impl ItemSource for JsonlSource {
 
     fn len_hint(&self) -> Option<usize> {
         self.lines.filter(|_| self.keep.is_none())
+    }
+
+    fn corpus_digest(&self) -> Option<String> {
+        self.digest.as_ref().and_then(|slot| slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone())
     }
 }
 
@@ -189,6 +263,24 @@ mod tests {
         })
         .unwrap();
         assert_eq!(ids, ["i1,i2", "i4,i5", "i6"], "the chunks stay full after the filter");
+        // Digesting as it reads: the same chunks, and the digest of every item, prepared.
+        let prepare = |c: &mut [DialogueItem]| -> Result<()> {
+            c.iter_mut().for_each(|i| i.system = Some("s".into()));
+            Ok(())
+        };
+        let digesting = JsonlSource::new(&path).keep(|i| i.id != "i0" && i.id != "i3").prepare(prepare).digesting();
+        assert_eq!(digesting.corpus_digest(), None, "no pass yet");
+        let mut again = Vec::new();
+        digesting
+            .for_each_chunk(2, &mut |c| {
+                again.push(c.iter().map(|i| i.id.clone()).collect::<Vec<_>>().join(","));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(again, ids);
+        let mut all = dialeval_datasets::jsonl::load(&path).unwrap();
+        prepare(&mut all).unwrap();
+        assert_eq!(digesting.corpus_digest(), Some(crate::digest::items_digest(&all).unwrap()), "the whole file's digest, kept or not");
         std::fs::write(&path, "{\"id\": \"a\", \"context\": [], \"respons\": \"x\"}\n").unwrap();
         let err = JsonlSource::new(&path).for_each_chunk(2, &mut |_| Ok(())).unwrap_err().to_string();
         assert!(err.contains("items.jsonl:1 ") && err.contains("response"), "{err}");

@@ -24,7 +24,7 @@ use dialeval_amr_parse::{AmrParser, CommandAmrParser, LlmAmrParser, LlmParserCon
 use dialeval_common::MultiRef;
 use dialeval_datasets::amr::{AmrIndex, Coverage};
 use dialeval_datasets::{CorpusFormat, DialogueItem, Selection};
-use dialeval_eval::digest::{ItemsDigest, items_digest};
+use dialeval_eval::digest::items_digest;
 use dialeval_eval::families::llm::LlmJudging;
 use dialeval_eval::families::{LengthFamily, LexicalFamily, LlmFamily, SmatchFamily};
 use dialeval_eval::lock::OutputLock;
@@ -216,7 +216,8 @@ fn run(args: Args) -> AnyResult<()> {
             Ok(())
         });
         jsonl = match shard {
-            Some(shard) => jsonl.keep(move |item| shard.contains(&item.id)),
+            // One read: the shard's items, and the whole corpus's digest for the merge.
+            Some(shard) => jsonl.keep(move |item| shard.contains(&item.id)).digesting(),
             None => jsonl.counted()?,
         };
         Ok(Box::new(jsonl))
@@ -293,12 +294,10 @@ fn run(args: Args) -> AnyResult<()> {
     done.write(&args.out)?;
     if let Some(shard) = args.shard {
         // The digest of the whole corpus the shard is cut from, so that the merge can check it.
-        let corpus_digest = if stream {
-            let mut digest = ItemsDigest::new();
-            source(None)?.for_each_chunk(args.chunk, &mut |chunk| digest.add(chunk))?;
-            digest.finish()
-        } else {
-            items_digest(&corpus)?
+        let corpus_digest = match items.corpus_digest() {
+            Some(digest) => digest,
+            None if stream => return Err("the shard's source read no whole corpus to digest".into()),
+            None => items_digest(&corpus)?,
         };
         ShardScores::of(shard, &corpus_digest, &done)?.write(&args.out)?;
         eprintln!("evaluate: shard {shard}: {} items; scores for the merge in {}", done.rows.len(), args.out.join(dialeval_eval::shard::SHARD_FILE).display());
