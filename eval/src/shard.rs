@@ -154,10 +154,14 @@ pub fn merge(ids: &[String], digest: &str, shards: &[ShardScores]) -> Result<(Sc
         if let Some(c) = s.columns.iter().find(|c| c.values.len() != s.ids.len()) {
             return Err(Error::Config(format!("merge: shard {} has {} values of {} for its {} items (a damaged shard.json?)", s.shard, c.values.len(), c.metric, s.ids.len())));
         }
-        let names = |x: &ShardScores| x.columns.iter().map(|c| c.metric.clone()).collect::<Vec<_>>();
-        if names(s) != names(first) {
-            return Err(Error::Config(format!("merge: shard {} has other metrics than shard {} (a family skipped in one of them?)", s.shard, first.shard)));
-        }
+    }
+    // A shard without items (a corpus smaller than its split) scored nothing and has no
+    // columns: the others make the table and the runs.
+    let scoring: Vec<&ShardScores> = shards.iter().filter(|s| !s.ids.is_empty()).collect();
+    let first = scoring.first().copied().unwrap_or(first);
+    let names = |x: &ShardScores| x.columns.iter().map(|c| c.metric.clone()).collect::<Vec<_>>();
+    if let Some(other) = scoring.iter().find(|s| names(s) != names(first)) {
+        return Err(Error::Config(format!("merge: shard {} has other metrics than shard {} (a family skipped in one of them?)", other.shard, first.shard)));
     }
     if let Some(missing) = seen.iter().position(|s| !s) {
         return Err(Error::Config(format!("merge: shard {}/{of} is missing", missing + 1)));
@@ -186,15 +190,15 @@ pub fn merge(ids: &[String], digest: &str, shards: &[ShardScores]) -> Result<(Sc
     // it is computed again over the whole corpus.
     let combined = first.columns.iter().any(|c| c.metric.as_str() == crate::combination::COMBINED);
     let table = crate::combination::with_combined(table, |_| combined)?;
-    Ok((table, merged_runs(ids, shards)))
+    Ok((table, merged_runs(ids, &scoring)))
 }
 
 /// Each family's runs over the shards: seconds added, the first shard's status (or skipped,
 /// with its reason, when any shard skipped the family), each shard's events prefixed with the
 /// shard, and the family's notes added up as a single run adds up its chunks' (counts summed,
 /// the items named first in corpus order: `ids`), so that they read as a single run's.
-fn merged_runs(ids: &[String], shards: &[ShardScores]) -> Vec<FamilyRun> {
-    let mut ordered: Vec<&ShardScores> = shards.iter().collect();
+fn merged_runs(ids: &[String], shards: &[&ShardScores]) -> Vec<FamilyRun> {
+    let mut ordered: Vec<&ShardScores> = shards.to_vec();
     ordered.sort_by_key(|s| s.shard.index);
     let position: HashMap<&str, usize> = ids.iter().enumerate().map(|(k, id)| (id.as_str(), k)).collect();
     let mut merged: Vec<FamilyRun> = Vec::new();

@@ -88,6 +88,26 @@ fn merged_shards_equal_a_single_run_byte_for_byte() {
     }
 }
 
+#[test]
+fn a_shard_without_items_merges_with_the_others() {
+    // Three items in eight shards: most shards are empty, score nothing and have no columns.
+    let items: Vec<DialogueItem> = corpus().into_iter().take(3).collect();
+    let whole = evaluation(&items).run().unwrap();
+    let digest = items_digest(&items).unwrap();
+    let shards: Vec<ShardScores> = (1..=8)
+        .map(|index| {
+            let shard = Shard { index, of: 8 };
+            ShardScores::of(shard, &digest, &evaluation(&shard.select(&items)).run().unwrap()).unwrap()
+        })
+        .collect();
+    assert!(shards.iter().any(|s| s.ids.is_empty()), "some shard is empty");
+    let scan = Pipeline::new().run(&items, &|_| {}).unwrap();
+    let (table, runs) = merge(&scan.rows.ids, &scan.digest, &shards).unwrap();
+    assert_eq!(table, whole.table);
+    let statuses = |runs: &[dialeval_eval::FamilyRun]| runs.iter().map(|r| (r.family.clone(), std::mem::discriminant(&r.status))).collect::<Vec<_>>();
+    assert_eq!(statuses(&runs), statuses(&whole.runs), "the empty shards' skipped families do not make the merged ones skipped");
+}
+
 #[cfg(feature = "slm")]
 #[test]
 fn hybrids_are_recomputed_over_the_merged_corpus() {
