@@ -1,0 +1,18 @@
+"""dialeval: automatic evaluation of open-domain dialogue responses, on the dialeval Rust crates.
+
+- ``dialeval.metrics``: ``sentence_bleu``, ``corpus_bleu`` (sacrebleu), ``rouge_l`` (rouge-score),
+  ``meteor`` (nltk, WordNet 3.0);
+- ``dialeval.stats``: ``pearson``, ``spearman``, ``kendall`` (scipy.stats, with p-values);
+- ``dialeval.amr``: ``smatch`` (smatch 1.0.4), ``decode``, ``decode_all``, ``encode`` and
+  ``Graph`` (penman 1.3.1).
+
+Each matches its reference library on the golden vectors of the Rust crates, with the same
+tolerances. Errors are ``dialeval.DialevalError`` subclasses carrying the Rust message:
+``InputError`` (bad input), ``AmrError`` (PENMAN that does not parse), ``ResourceError`` (a
+missing resource such as WordNet).
+"""
+
+from . import amr, metrics, stats
+from ._dialeval import AmrError, DialevalError, InputError, ResourceError, __version__
+
+__all__ = ["AmrError", "DialevalError", "InputError", "ResourceError", "__version__", "amr", "metrics", "stats"]
