@@ -41,33 +41,32 @@ fn amr_error(e: dialeval_amr_graph::Error) -> PyErr {
     AmrError::new_err(e.to_string())
 }
 
-/// The scorers, built once per process.
+/// The value in `cell`, made by `make` on first use (the scorers, built once per process; a
+/// failed `make` is returned and tried again on the next call).
+fn once<T>(cell: &'static OnceLock<T>, make: impl FnOnce() -> PyResult<T>) -> PyResult<&'static T> {
+    if let Some(v) = cell.get() {
+        return Ok(v);
+    }
+    let v = make()?;
+    Ok(cell.get_or_init(|| v))
+}
+
 fn sentence_bleu_scorer() -> PyResult<&'static Bleu> {
     static SCORER: OnceLock<Bleu> = OnceLock::new();
-    if let Some(b) = SCORER.get() {
-        return Ok(b);
-    }
-    let b = Bleu::new(BleuConfig::sentence()).map_err(metrics_error)?;
-    Ok(SCORER.get_or_init(|| b))
+    once(&SCORER, || Bleu::new(BleuConfig::sentence()).map_err(metrics_error))
 }
 
 fn corpus_bleu_scorer() -> PyResult<&'static Bleu> {
     static SCORER: OnceLock<Bleu> = OnceLock::new();
-    if let Some(b) = SCORER.get() {
-        return Ok(b);
-    }
-    let b = Bleu::new(BleuConfig::corpus()).map_err(metrics_error)?;
-    Ok(SCORER.get_or_init(|| b))
+    once(&SCORER, || Bleu::new(BleuConfig::corpus()).map_err(metrics_error))
 }
 
 fn meteor_scorer() -> PyResult<&'static Meteor> {
     static SCORER: OnceLock<Meteor> = OnceLock::new();
-    if let Some(m) = SCORER.get() {
-        return Ok(m);
-    }
-    let wordnet = WordNet::load_default().map_err(|e| ResourceError::new_err(format!("METEOR needs WordNet 3.0: {e}")))?;
-    let m = Meteor::new(Arc::new(wordnet), MeteorParams::default()).map_err(metrics_error)?;
-    Ok(SCORER.get_or_init(|| m))
+    once(&SCORER, || {
+        let wordnet = WordNet::load_default().map_err(|e| ResourceError::new_err(format!("METEOR needs WordNet 3.0: {e}")))?;
+        Meteor::new(Arc::new(wordnet), MeteorParams::default()).map_err(metrics_error)
+    })
 }
 
 /// One reference or several.
@@ -315,13 +314,7 @@ fn encode(graph: PyRef<'_, Graph>, metadata: bool) -> String {
 #[pyfunction]
 fn smatch(py: Python<'_>, test: &str, gold: &str) -> PyResult<(f64, f64, f64)> {
     static SCORER: OnceLock<Smatch> = OnceLock::new();
-    let scorer = match SCORER.get() {
-        Some(s) => s,
-        None => {
-            let s = Smatch::new(SmatchConfig::default()).map_err(amr_error)?;
-            SCORER.get_or_init(|| s)
-        }
-    };
+    let scorer = once(&SCORER, || Smatch::new(SmatchConfig::default()).map_err(amr_error))?;
     let score = py.detach(|| scorer.score_str(test, gold)).map_err(amr_error)?;
     Ok((score.precision(), score.recall(), score.f1()))
 }
