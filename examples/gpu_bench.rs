@@ -91,7 +91,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         let encode = timed(args.repeats, || Ok(encoder.embed_sentences(&sentences).map(drop).map_err(|e| e.to_string())?))?;
         // Token states for the SLM's pretrained head and BERT-RUBER, in a cache of this device's own.
         let mut cache = EmbeddingCache::open(&scratch.join(format!("{compute}.bin")), encoder.hidden_size())?.with_encoder_id(encoder.fingerprint());
-        fill_pair_texts(&mut cache, &encoder, &[&pairs, &dev], None, &|_, _| {})?;
+        fill_pair_texts(&mut cache, &encoder, &dialeval_slm_model::data::VectorInputs::default().texts_of(&[&pairs, &dev]), &|_, _| {})?;
         let texts: Vec<&str> = triples.iter().flat_map(|t| [t.query.as_str(), t.positive.as_str(), t.negative.as_str()]).collect();
         cache.fill(&encoder, &texts, &|_, _| {})?;
         let vectors = CachedSentenceVectors::new(&cache, encoder.fingerprint());

@@ -51,6 +51,51 @@ pub fn context_text(pair: &TrainingPair) -> String {
     pair.context.join(" ")
 }
 
+/// The last two context turns that have text, oldest first: what a featuriser with the turn
+/// channel ([`Featurizer::turns`]) reads apart from the joined context.
+pub fn turn_texts(pair: &TrainingPair) -> Vec<&str> {
+    let turns: Vec<&str> = pair.context.iter().map(String::as_str).filter(|t| !t.trim().is_empty()).collect();
+    turns[turns.len().saturating_sub(2)..].to_vec()
+}
+
+/// Width of the turn channel's features beyond `[c; r; c ⊙ r; |c − r|]` for vectors of width
+/// `dim`: `[l ⊙ r; |l − r|; cos(l, r); cos(m, r)]` ([`turn_features`]).
+pub fn turn_width(dim: usize) -> usize {
+    2 * dim + 2
+}
+
+/// The turn channel's features of a pair: with `l` the last turn's vector, `m` the mean of the
+/// last two turns' unit vectors and `r` the response's, `[l ⊙ r; |l − r|; cos(l, r); cos(m, r)]`.
+/// The two cosines are the zero-shot scores `Context-Cosine` and `Context-Cosine-2` of the eval
+/// crate; the head adds a learned multiple of them to its logit, so training starts from what
+/// the encoder already knows and cannot lose it. A pair without context turns reads zeros.
+pub fn turn_features(turns: &[Vec<f32>], response: &[f32]) -> Vec<f32> {
+    let dim = response.len();
+    let Some(last) = turns.last() else { return vec![0.0; turn_width(dim)] };
+    let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x) * f64::from(*x)).sum::<f64>().sqrt();
+    let cosine = |a: &[f32], b: &[f32]| {
+        let n = norm(a) * norm(b);
+        if n > 0.0 { a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum::<f64>() / n } else { 0.0 }
+    };
+    let mean: Vec<f32> = (0..dim)
+        .map(|k| {
+            turns
+                .iter()
+                .map(|t| {
+                    let n = norm(t);
+                    if n > 0.0 { (f64::from(t[k]) / n) as f32 } else { 0.0 }
+                })
+                .sum()
+        })
+        .collect();
+    let mut out = Vec::with_capacity(turn_width(dim));
+    out.extend(last.iter().zip(response).map(|(a, b)| a * b));
+    out.extend(last.iter().zip(response).map(|(a, b)| (a - b).abs()));
+    out.push(cosine(last, response) as f32);
+    out.push(cosine(&mean, response) as f32);
+    out
+}
+
 /// The knowledge a model with the knowledge channel reads for a pair: its knowledge or persona,
 /// unless empty or blank.
 pub fn knowledge_text(pair: &TrainingPair) -> Option<&str> {
@@ -103,6 +148,39 @@ pub fn knowledge_texts(pair: &TrainingPair, unit: KnowledgeUnit) -> Vec<&str> {
         (None, _) => Vec::new(),
         (Some(k), KnowledgeUnit::Whole) => vec![k],
         (Some(k), KnowledgeUnit::Sentence) => knowledge_sentences(k),
+    }
+}
+
+/// What of a pair a pretrained text side reads through sentence vectors, beside the joined
+/// context and the response: the knowledge (as its unit reads it) and the last two turns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct VectorInputs {
+    /// The knowledge channel's unit (`None`: no knowledge channel).
+    pub knowledge: Option<KnowledgeUnit>,
+    /// The turn channel ([`Featurizer::turns`]).
+    pub turns: bool,
+}
+
+impl VectorInputs {
+    /// Every text whose sentence vector is read for `pair`: the joined context
+    /// ([`context_text`]), the response, the knowledge ([`knowledge_texts`]) and the last two
+    /// turns ([`turn_texts`]) as asked.
+    pub fn texts<'a>(&self, pair: &'a TrainingPair) -> Vec<std::borrow::Cow<'a, str>> {
+        use std::borrow::Cow;
+        let mut out = vec![Cow::Owned(context_text(pair)), Cow::Borrowed(pair.response.as_str())];
+        if let Some(unit) = self.knowledge {
+            out.extend(knowledge_texts(pair, unit).into_iter().map(Cow::Borrowed));
+        }
+        if self.turns {
+            out.extend(turn_texts(pair).into_iter().map(Cow::Borrowed));
+        }
+        out
+    }
+
+    /// [`VectorInputs::texts`] of every pair of `parts`, in order (repeats kept: an encoder's
+    /// cache skips them).
+    pub fn texts_of<'a>(&self, parts: &[&'a [TrainingPair]]) -> Vec<std::borrow::Cow<'a, str>> {
+        parts.iter().flat_map(|part| part.iter()).flat_map(|p| self.texts(p)).collect()
     }
 }
 
@@ -343,8 +421,8 @@ pub struct Example {
     pub response: (Vec<u32>, Vec<u32>),
     /// 1 or 0.
     pub label: u8,
-    /// `[c; r; c ⊙ r; |c − r|]` of the pretrained sentence vectors (empty for the scratch text
-    /// encoder).
+    /// `[c; r; c ⊙ r; |c − r|]` of the pretrained sentence vectors, followed with the turn
+    /// channel by [`turn_features`] (empty for the scratch text encoder).
     pub text_features: Vec<f32>,
     /// The sentence vector of the pair's knowledge or persona, for a featuriser with the
     /// knowledge channel (`None`: the pair has none, or the featuriser does not read it).
@@ -414,6 +492,11 @@ pub struct Featurizer {
     /// The token spans of the cross-encoded text side (`None`: the other text sides).
     #[serde(default)]
     pub cross: Option<CrossSpans>,
+    /// The turn channel: the pretrained head also reads the last turn apart from the joined
+    /// context, and the zero-shot cosines of the response with the last turn and with the last
+    /// two ([`turn_features`]); models saved before it existed read the joined context only.
+    #[serde(default)]
+    pub turns: bool,
 }
 
 /// The vector of `candidates` with the highest dot product with `target` (the first of equals);
@@ -462,6 +545,7 @@ impl Featurizer {
             knowledge: false,
             knowledge_unit: KnowledgeUnit::Whole,
             cross: None,
+            turns: false,
         })
     }
 
@@ -499,6 +583,24 @@ impl Featurizer {
         }
         self.knowledge = true;
         Ok(self)
+    }
+
+    /// Switches on the turn channel ([`Featurizer::turns`]).
+    ///
+    /// # Errors
+    /// [`Error::Config`] for the scratch text encoder, which reads no sentence vectors.
+    pub fn with_turns(mut self) -> Result<Self> {
+        if self.encoder.is_none() {
+            return Err(Error::Config("the turn channel reads the pretrained encoder's vectors (--text-encoder pretrained or cross)".into()));
+        }
+        self.turns = true;
+        Ok(self)
+    }
+
+    /// What of a pair this featuriser reads through sentence vectors (`None`: the scratch text
+    /// encoder reads none).
+    pub fn vector_inputs(&self) -> Option<VectorInputs> {
+        self.encoder.as_ref().map(|_| VectorInputs { knowledge: self.knowledge.then_some(self.knowledge_unit), turns: self.turns })
     }
 
     /// Sets what of the knowledge the channel reads.
@@ -550,6 +652,10 @@ impl Featurizer {
             let look_up = |t: &str| v.vector(t).ok_or_else(|| Error::MissingVector(t.to_owned()));
             let response = look_up(&pair.response)?;
             example.text_features = pair_features(&look_up(&context)?, &response);
+            if self.turns {
+                let turns = turn_texts(pair).into_iter().map(look_up).collect::<Result<Vec<_>>>()?;
+                example.text_features.extend(turn_features(&turns, &response));
+            }
             example.knowledge = match self.knowledge_unit {
                 KnowledgeUnit::Whole => knowledge.map(look_up).transpose()?,
                 KnowledgeUnit::Sentence => nearest(knowledge.map(knowledge_sentences).unwrap_or_default().into_iter().map(look_up).collect::<Result<Vec<_>>>()?, &response),

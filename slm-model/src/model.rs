@@ -68,13 +68,25 @@ pub struct PretrainedHeadConfig {
     /// knowledge reads a learned "no knowledge" vector in place of `k`.
     #[config(default = false)]
     pub knowledge: bool,
+    /// The turn channel: the input goes on with the last turn's features and the two zero-shot
+    /// cosines (`crate::data::turn_features`), and a learned multiple of the cosines is added to
+    /// the positive class's logit (a residual on what the encoder knows without training).
+    #[config(default = false)]
+    pub turns: bool,
 }
+
+/// Initial weight of each zero-shot cosine in the positive logit (the turn channel): an
+/// untrained head ranks by the cosines, whose spread between a related and an unrelated
+/// response (about 0.3 for MiniLM) then moves the logit by about 1.
+pub const COSINE_RESIDUAL_INIT: f32 = 2.0;
 
 /// `H_S = tanh(W₂ gelu(W₁ [c; r; c ⊙ r; |c − r|]))` over the frozen context vector `c` and
 /// response vector `r`: the interaction terms let a linear layer express the cosine the
 /// pretrained encoder was trained for, and the head learns what else matters. With the
 /// knowledge channel the input is `[c; r; c ⊙ r; |c − r|; k ⊙ r; |k − r|]`, `k` the knowledge
-/// vector or, for an item without knowledge, the learned `none`.
+/// vector or, for an item without knowledge, the learned `none`. With the turn channel it goes
+/// on with `[l ⊙ r; |l − r|; cos(l, r); cos(m, r)]` (`l` the last turn, `m` the last two) and
+/// the head also gives `w · [cos(l, r); cos(m, r)]`, which [`Slm`] adds to the positive logit.
 #[derive(Module, Debug)]
 pub struct PretrainedHead {
     hidden: Linear,
@@ -82,6 +94,11 @@ pub struct PretrainedHead {
     dropout: burn::nn::Dropout,
     /// The learned "no knowledge" vector (`None`: the head has no knowledge channel).
     none: Option<Param<Tensor<1>>>,
+    /// The weights `w` of the zero-shot cosines in the positive logit (`None`: the head has no
+    /// turn channel).
+    residual: Option<Param<Tensor<1>>>,
+    /// Width of the pretrained vectors.
+    input: usize,
 }
 
 /// The knowledge of a batch, for a head with the knowledge channel.
@@ -97,39 +114,60 @@ impl PretrainedHeadConfig {
     /// Builds the head on `device`.
     pub fn init(&self, device: &Device) -> PretrainedHead {
         let scale = (1.0 / self.input as f64).sqrt();
+        let width = if self.knowledge { 6 } else { 4 } * self.input + if self.turns { crate::data::turn_width(self.input) } else { 0 };
         PretrainedHead {
-            hidden: LinearConfig::new(if self.knowledge { 6 } else { 4 } * self.input, 2 * self.d_model).init(device),
+            hidden: LinearConfig::new(width, 2 * self.d_model).init(device),
             output: LinearConfig::new(2 * self.d_model, self.d_model).init(device),
             dropout: burn::nn::DropoutConfig::new(self.dropout).init(),
             none: self.knowledge.then(|| Param::initialized(ParamId::new(), Tensor::random([self.input], burn::tensor::Distribution::Uniform(-scale, scale), device))),
+            residual: self.turns.then(|| Param::initialized(ParamId::new(), Tensor::full([2], COSINE_RESIDUAL_INIT, device))),
+            input: self.input,
         }
     }
 }
 
 impl PretrainedHead {
     /// `knowledge` is read by a head with the knowledge channel (absent: every item reads the
-    /// "no knowledge" vector) and ignored by one without.
+    /// "no knowledge" vector) and ignored by one without. Gives `H_S` and, with the turn
+    /// channel, the cosine residual of each item.
     ///
     /// # Shapes
-    /// - `features`: `[batch, 4 × input]` (`[c; r; c ⊙ r; |c − r|]`, see [`pair_features`])
-    /// - output: `[batch, d_model]`
-    pub fn forward(&self, features: Tensor<2>, knowledge: Option<&KnowledgeBatch>) -> Tensor<2> {
-        let features = match &self.none {
-            Some(none) => {
-                let [batch, width] = features.dims();
-                let input = width / 4;
-                let r = features.clone().slice([0..batch, input..2 * input]);
-                let none = none.val().reshape([1, input]);
-                let k = match knowledge {
-                    Some(kb) => kb.vectors.clone() * kb.present.clone() + none * kb.present.clone().neg().add_scalar(1.0),
-                    None => none.repeat_dim(0, batch),
-                };
-                Tensor::cat(vec![features, k.clone() * r.clone(), (k - r).abs()], 1)
+    /// - `features`: `[batch, 4 × input]` (`[c; r; c ⊙ r; |c − r|]`, see [`pair_features`]),
+    ///   with the turn channel `[batch, 4 × input + turn_width(input)]`
+    /// - output: `[batch, d_model]` and `[batch]`
+    pub fn forward(&self, features: Tensor<2>, knowledge: Option<&KnowledgeBatch>) -> (Tensor<2>, Option<Tensor<1>>) {
+        let [batch, width] = features.dims();
+        let input = self.input;
+        let (pair, turns) =
+            if self.residual.is_some() && width > 4 * input { (features.clone().slice([0..batch, 0..4 * input]), Some(features.slice([0..batch, 4 * input..width]))) } else { (features, None) };
+        let mut parts = vec![pair.clone()];
+        if let Some(none) = &self.none {
+            let r = pair.slice([0..batch, input..2 * input]);
+            let none = none.val().reshape([1, input]);
+            let k = match knowledge {
+                Some(kb) => kb.vectors.clone() * kb.present.clone() + none * kb.present.clone().neg().add_scalar(1.0),
+                None => none.repeat_dim(0, batch),
+            };
+            parts.push(k.clone() * r.clone());
+            parts.push((k - r).abs());
+        }
+        let residual = match (&self.residual, turns) {
+            (Some(w), Some(turns)) => {
+                let [_, turn_width] = turns.dims();
+                let cosines = turns.clone().slice([0..batch, turn_width - 2..turn_width]);
+                parts.push(turns);
+                Some((cosines * w.val().reshape([1, 2])).sum_dim(1).reshape([batch]))
             }
-            None => features,
+            _ => None,
         };
-        let x = self.dropout.forward(features);
-        self.output.forward(burn::tensor::activation::gelu(self.hidden.forward(x))).tanh()
+        let x = self.dropout.forward(Tensor::cat(parts, 1));
+        (self.output.forward(burn::tensor::activation::gelu(self.hidden.forward(x))).tanh(), residual)
+    }
+
+    /// The weights of the two zero-shot cosines in the positive logit (`None`: no turn channel).
+    pub fn cosine_weights(&self) -> Option<[f32; 2]> {
+        let w: Vec<f32> = self.residual.as_ref()?.val().into_data().convert::<f32>().try_into_vec::<f32>().ok()?;
+        Some([*w.first()?, *w.get(1)?])
     }
 }
 
@@ -577,16 +615,24 @@ pub struct SlmOutput {
 }
 
 impl Slm {
+    /// The weights of the zero-shot cosines in the positive logit, for a pretrained head with
+    /// the turn channel.
+    pub fn cosine_weights(&self) -> Option<[f32; 2]> {
+        self.pretrained.as_ref()?.cosine_weights()
+    }
+
     /// Logits and both representations.
     pub fn forward(&self, batch: &SlmBatch, mode: Mode) -> SlmOutput {
         // Each single-encoder mode skips the other encoder: an unused branch is never consumed by
         // backward, and burn's autodiff kept its graph alive (memory grew by ~45 MB per step).
         let [b, _] = batch.tokens.dims();
         let zeros = || Tensor::<2>::zeros([b, self.classifier.weight.dims()[0]], &batch.tokens.device());
+        let mut residual = None;
         let sentence = match (&self.pretrained, &self.text, &batch.text_features) {
             _ if mode == Mode::GraphOnly => zeros(),
             (Some(head), _, Some(features)) => {
-                let pooled = head.forward(features.clone(), batch.knowledge.as_ref());
+                let (pooled, cosines) = head.forward(features.clone(), batch.knowledge.as_ref());
+                residual = cosines;
                 match (&self.cross, &self.cross_mix, &batch.cross) {
                     (Some(cross), Some(mix), Some(sequences)) => mix.forward(Tensor::cat(vec![pooled, cross.forward(sequences)], 1)).tanh(),
                     _ => pooled,
@@ -616,7 +662,12 @@ impl Slm {
                 g.clone() * sentence.clone() + (g.neg() + 1.0) * graph.clone()
             }
         };
-        SlmOutput { logits: self.classifier.forward(fused), sentence, graph }
+        let mut logits = self.classifier.forward(fused);
+        if let Some(r) = residual {
+            // Into the positive class's logit only: [0, w · cosines].
+            logits = logits + Tensor::cat(vec![Tensor::<2>::zeros([b, 1], &r.device()), r.reshape([b, 1])], 1);
+        }
+        SlmOutput { logits, sentence, graph }
     }
 
     /// `P(positive)` per item, `[batch]`.

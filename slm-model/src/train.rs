@@ -86,6 +86,12 @@ pub struct TrainConfig {
     /// the response ([`KnowledgeUnit`]). Models trained before the choice existed read the whole.
     #[serde(default)]
     pub knowledge_unit: KnowledgeUnit,
+    /// The pretrained head's turn channel ([`crate::data::Featurizer::turns`]): the last turn
+    /// read apart from the joined context, and a learned residual on the zero-shot cosines of
+    /// the response with the last turn and the last two. `vectors` must then hold each pair's
+    /// last two turns.
+    #[serde(default)]
+    pub turns: bool,
     /// Where training runs (and the dev predictions of each epoch). Not saved with the run: a
     /// checkpoint resumes on any device ([`crate::compute`] states the tolerance).
     #[serde(skip)]
@@ -102,6 +108,14 @@ fn default_dropout() -> f64 {
 
 fn default_context_turns() -> usize {
     2
+}
+
+impl TrainConfig {
+    /// What of each pair a run with these settings reads through sentence vectors (the texts
+    /// `vectors` must hold), for the pretrained text sides.
+    pub fn vector_inputs(&self) -> crate::data::VectorInputs {
+        crate::data::VectorInputs { knowledge: self.knowledge.then_some(self.knowledge_unit), turns: self.turns }
+    }
 }
 
 impl Default for TrainConfig {
@@ -128,6 +142,7 @@ impl Default for TrainConfig {
             knowledge: false,
             knowledge_dropout: 0.0,
             knowledge_unit: KnowledgeUnit::Whole,
+            turns: false,
             compute: Compute::Cpu,
         }
     }
@@ -148,6 +163,10 @@ pub struct EpochLog {
     pub lr: f64,
     /// Wall time of the epoch.
     pub seconds: f64,
+    /// The turn channel's weights of the two zero-shot cosines in the positive logit after the
+    /// epoch (absent without the channel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cosine_weights: Option<[f32; 2]>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -319,7 +338,7 @@ fn model_config(f: &Featurizer, c: &TrainConfig) -> SlmConfig {
         TextEncoderConfig::new(f.tokenizer.len()).with_d_model(c.d_model).with_d_ff(2 * c.d_model).with_n_layers(c.layers).with_max_len(c.max_len).with_dropout(c.dropout),
         GraphEncoderConfig::new(f.concepts.len(), f.labels.len()).with_d_model(c.d_model).with_n_layers(c.layers),
     )
-    .with_pretrained(f.encoder.as_ref().map(|(_, dim)| PretrainedHeadConfig::new(*dim, c.d_model).with_dropout(c.dropout).with_knowledge(f.knowledge)))
+    .with_pretrained(f.encoder.as_ref().map(|(_, dim)| PretrainedHeadConfig::new(*dim, c.d_model).with_dropout(c.dropout).with_knowledge(f.knowledge).with_turns(f.turns)))
     .with_cross(f.encoder.as_ref().filter(|_| f.cross.is_some()).map(|(_, dim)| CrossEncoderConfig::new(*dim, c.d_model).with_width(c.d_model).with_dropout(c.dropout)))
     .with_contrastive_weight(c.contrastive_weight)
 }
@@ -421,8 +440,9 @@ fn predict(
 /// Trains (or resumes training) into `dir`, calling `progress(epoch, step, steps)`.
 /// The best model by dev AUC is kept in `dir/best`. With
 /// [`TextEncoderKind::Pretrained`], `vectors` must hold the sentence vector of every context
-/// ([`crate::data::context_text`]) and response, and with [`TrainConfig::knowledge`] of every
-/// pair's knowledge.
+/// ([`crate::data::context_text`]) and response, with [`TrainConfig::knowledge`] of every
+/// pair's knowledge, and with [`TrainConfig::turns`] of its last two turns: every text of
+/// [`crate::data::VectorInputs::texts`] of [`TrainConfig::vector_inputs`].
 ///
 /// # Errors
 /// Empty data, invalid settings, missing or mismatched sentence vectors, or files that cannot
@@ -447,6 +467,9 @@ pub fn train(
     if config.knowledge && config.text_encoder == TextEncoderKind::Scratch {
         return Err(Error::Config("the knowledge channel reads the pretrained encoder's vectors (text_encoder: pretrained or cross)".into()));
     }
+    if config.turns && config.text_encoder == TextEncoderKind::Scratch {
+        return Err(Error::Config("the turn channel reads the pretrained encoder's vectors (text_encoder: pretrained or cross)".into()));
+    }
     let checkpoint = Checkpoint::open(dir)?;
     let resume = checkpoint.exists();
     let featurizer: Featurizer = if resume {
@@ -462,6 +485,9 @@ pub fn train(
             f = if config.text_encoder == TextEncoderKind::Cross { f.with_cross(v, crate::data::CrossSpans::default()) } else { f.with_pretrained(v) };
             if config.knowledge {
                 f = f.with_knowledge()?.with_knowledge_unit(config.knowledge_unit);
+            }
+            if config.turns {
+                f = f.with_turns()?;
             }
         }
         write_json(&dir.join("featurizer.json"), &f)?;
@@ -510,8 +536,15 @@ pub fn train(
         let valid = model.valid();
         let scores = predict(&valid, &featurizer, &dev_examples, vectors, config.mode, false, 64, &plain)?;
         let auc = roc_auc(&scores, &dev_labels).map_err(Error::DevSet)?;
-        let log =
-            EpochLog { epoch, train_loss: total / steps as f64, dev_accuracy: accuracy(&scores, &dev_labels).unwrap_or(0.0), dev_auc: auc, lr: state.lr, seconds: started.elapsed().as_secs_f64() };
+        let log = EpochLog {
+            epoch,
+            train_loss: total / steps as f64,
+            dev_accuracy: accuracy(&scores, &dev_labels).unwrap_or(0.0),
+            dev_auc: auc,
+            lr: state.lr,
+            seconds: started.elapsed().as_secs_f64(),
+            cosine_weights: valid.cosine_weights(),
+        };
         if state.finish_epoch(epoch, auc, config.lr_decay) {
             save_best(dir, valid)?;
             write_json(&dir.join("best/mode.json"), &config.mode)?;

@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release --example train_slm -- --data mix|ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only|concat]
 //!     [--text-encoder pretrained|cross|scratch] [--graph-dropout 0.3] [--topical yes|no] [--length-control yes|no] [--contrastive-weight 0.5] [--encoder DIR]
-//!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--knowledge-unit whole|sentence] [--context-turns 2]
+//!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--knowledge-unit whole|sentence] [--context-turns 2] [--turns yes|no]
 //!     [--epochs 5] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
 //! ```
 //! - `mix` (the default): the training mix of `dialeval_datasets::mix` — DailyDialog++ dev + test
@@ -117,6 +117,11 @@ struct Args {
     /// mix: context turns the model reads (the last ones).
     #[arg(long, default_value_t = 2)]
     context_turns: usize,
+    /// The pretrained head's turn channel: the last turn read apart from the joined context,
+    /// and a learned residual on the zero-shot cosines of the response with the last turn and
+    /// the last two (Context-Cosine, Context-Cosine-2).
+    #[arg(long, value_enum, default_value_t = YesNo::No)]
+    turns: YesNo,
     /// Keep the first N training pairs and N/4 + 1 dev and test pairs (0: all).
     #[arg(long, default_value_t = 0)]
     limit: usize,
@@ -232,6 +237,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         knowledge: args.knowledge.yes(),
         knowledge_dropout: args.knowledge_dropout,
         knowledge_unit: args.knowledge_unit,
+        turns: args.turns.yes(),
         compute: args.device,
         ..TrainConfig::default()
     };
@@ -243,7 +249,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &args.device.device()?)?;
             let mut cache = crate::support::embedding_cache(&encoder)?;
             let bar = crate::support::Progress::new("embedding");
-            dialeval_eval::models::fill_pair_texts(&mut cache, &encoder, &[&train_pairs, &dev_pairs, &test_pairs], args.knowledge.yes().then_some(config.knowledge_unit), &|d, t| bar.update(d, t))?;
+            dialeval_eval::models::fill_pair_texts(&mut cache, &encoder, &config.vector_inputs().texts_of(&[&train_pairs, &dev_pairs, &test_pairs]), &|d, t| bar.update(d, t))?;
             bar.finish();
             (Some(encoder), Some(cache))
         }

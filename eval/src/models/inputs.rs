@@ -4,7 +4,6 @@
 use dialeval_datasets::DialogueItem;
 use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use dialeval_slm_model::bert::PretrainedEncoder;
-use dialeval_slm_model::data::KnowledgeUnit;
 use dialeval_slm_model::train::Scorer;
 use dialeval_slm_model::vectors::{CachedSentenceVectors, EmbeddingCache};
 
@@ -26,18 +25,15 @@ pub fn slm_pair(item: &DialogueItem, turns: usize) -> TrainingPair {
     }
 }
 
-/// Encodes into `cache` every context ([`dialeval_slm_model::data::context_text`]) and response
-/// of the pairs in `parts` not yet there, and with `knowledge` every pair's knowledge as that
-/// unit reads it ([`dialeval_slm_model::data::knowledge_texts`]): the texts whose vectors the
-/// SLM's pretrained head reads.
+/// Encodes into `cache` every text of the pairs in `parts` that `inputs` reads (the joined
+/// context, the response, and as asked the knowledge and the last two turns,
+/// [`dialeval_slm_model::data::VectorInputs::texts`]) not yet there: the texts whose vectors the SLM's pretrained head
+/// reads.
 ///
 /// # Errors
 /// Encoder or cache failures.
-pub fn fill_pair_texts(cache: &mut EmbeddingCache, encoder: &PretrainedEncoder, parts: &[&[TrainingPair]], knowledge: Option<KnowledgeUnit>, progress: &dyn Fn(usize, usize)) -> Result<()> {
-    let pairs = || parts.iter().flat_map(|part| part.iter());
-    let contexts: Vec<String> = pairs().map(dialeval_slm_model::data::context_text).collect();
-    let knowledge = pairs().flat_map(|p| knowledge.map(|unit| dialeval_slm_model::data::knowledge_texts(p, unit)).unwrap_or_default());
-    let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(pairs().map(|p| p.response.as_str())).chain(knowledge).collect();
+pub fn fill_pair_texts(cache: &mut EmbeddingCache, encoder: &PretrainedEncoder, texts: &[std::borrow::Cow<'_, str>], progress: &dyn Fn(usize, usize)) -> Result<()> {
+    let texts: Vec<&str> = texts.iter().map(AsRef::as_ref).collect();
     Ok(cache.fill(encoder, &texts, progress)?)
 }
 
@@ -53,8 +49,8 @@ pub fn score_slm_pairs(scorer: &Scorer, pairs: &[TrainingPair], encoder: Option<
     }
     let (encoder, cache) = encoder.ok_or_else(|| Error::Config("this SLM reads pretrained sentence vectors: fetch all-MiniLM-L6-v2 with scripts/fetch_minilm.sh".into()))?;
     cache.with(|cache| {
-        let featurizer = scorer.featurizer();
-        fill_pair_texts(cache, encoder, &[pairs], featurizer.knowledge.then_some(featurizer.knowledge_unit), progress)?;
+        let inputs = scorer.featurizer().vector_inputs().unwrap_or_default();
+        fill_pair_texts(cache, encoder, &inputs.texts_of(&[pairs]), progress)?;
         Ok(scorer.score(pairs, Some(&CachedSentenceVectors::new(cache, encoder.fingerprint())))?)
     })
 }

@@ -1,0 +1,184 @@
+//! The pretrained head's turn channel on a synthetic task that only the last turn solves: the
+//! joined context's vector carries no signal (as when a long earlier turn dominates the pooled
+//! text), a positive response lies near its last turn and a negative near another topic. Without
+//! the channel the head cannot tell them apart; with it the head learns, an untrained head
+//! already ranks by the zero-shot cosines (the residual starts from them), and what the channel
+//! needs is named when missing.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use dialeval_common::SplitMix64;
+use dialeval_datasets::pairs::{PairKind, TrainingPair};
+use dialeval_slm_model::Error;
+use dialeval_slm_model::data::{SentenceVectors, turn_features, turn_texts};
+use dialeval_slm_model::model::{COSINE_RESIDUAL_INIT, Mode, TextEncoderKind};
+use dialeval_slm_model::train::{Scorer, TrainConfig, roc_auc, train};
+
+/// burn's device seed is process-wide: the trainings here run one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const DIM: usize = 16;
+
+#[derive(Default)]
+struct Table(HashMap<String, Vec<f32>>);
+
+impl SentenceVectors for Table {
+    fn dim(&self) -> usize {
+        DIM
+    }
+    fn encoder_id(&self) -> &str {
+        "synthetic"
+    }
+    fn vector(&self, text: &str) -> Option<Vec<f32>> {
+        self.0.get(text).cloned()
+    }
+    fn token_states(&self, text: &str) -> Option<Vec<half::f16>> {
+        Some(self.0.get(text)?.iter().copied().map(half::f16::from_f32).collect())
+    }
+}
+
+fn unit(v: Vec<f32>) -> Vec<f32> {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+    v.into_iter().map(|x| x / n).collect()
+}
+
+fn random(rng: &mut SplitMix64) -> Vec<f32> {
+    unit((0..DIM).map(|_| rng.unit() as f32 * 2.0 - 1.0).collect())
+}
+
+fn near(topic: &[f32], rng: &mut SplitMix64) -> Vec<f32> {
+    unit(topic.iter().map(|t| t + 0.35 * (rng.unit() as f32 * 2.0 - 1.0)).collect())
+}
+
+/// `n` two-turn contexts whose joined text's vector is random; the positive lies near the last
+/// turn, the negative near another topic.
+fn task(table: &mut Table, n: usize, seed: u64, tag: &str) -> Vec<TrainingPair> {
+    let mut rng = SplitMix64(seed);
+    let mut pairs = Vec::new();
+    for i in 0..n {
+        let (first, last) = (format!("{tag} first turn {i}"), format!("{tag} last turn {i}"));
+        let topic = random(&mut rng);
+        table.0.insert(first.clone(), random(&mut rng));
+        table.0.insert(last.clone(), near(&topic, &mut rng));
+        table.0.insert(format!("{first} {last}"), random(&mut rng));
+        let (positive, negative) = (format!("{tag}-positive-{i}"), format!("{tag}-negative-{i}"));
+        table.0.insert(positive.clone(), near(&topic, &mut rng));
+        let other = random(&mut rng);
+        table.0.insert(negative.clone(), near(&other, &mut rng));
+        for (response, kind) in [(positive, PairKind::Positive), (negative, PairKind::RandomNegative)] {
+            pairs.push(TrainingPair { id: format!("{tag}-{i}"), context: vec![first.clone(), last.clone()], response, kind, context_amr: vec![], response_amr: None, knowledge: None });
+        }
+    }
+    pairs
+}
+
+fn config(turns: bool, epochs: usize) -> TrainConfig {
+    TrainConfig {
+        mode: Mode::Gated,
+        epochs,
+        batch_size: 16,
+        lr: 3e-3,
+        patience: 12,
+        seed: 3,
+        d_model: 32,
+        layers: 1,
+        max_len: 32,
+        max_nodes: 8,
+        max_path: 2,
+        text_encoder: TextEncoderKind::Pretrained,
+        dropout: 0.0,
+        turns,
+        ..TrainConfig::default()
+    }
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("dialeval-slm-turns-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn auc(scorer: &Scorer, pairs: &[TrainingPair], table: &Table) -> f64 {
+    let scores = scorer.score(pairs, Some(table)).unwrap();
+    roc_auc(&scores, &pairs.iter().map(TrainingPair::label).collect::<Vec<_>>()).unwrap()
+}
+
+#[test]
+fn turn_features_hold_the_last_turn_and_both_cosines() {
+    let pair = |context: &[&str]| TrainingPair {
+        id: String::new(),
+        context: context.iter().map(|s| (*s).to_owned()).collect(),
+        response: "r".into(),
+        kind: PairKind::Positive,
+        context_amr: vec![],
+        response_amr: None,
+        knowledge: None,
+    };
+    assert_eq!(turn_texts(&pair(&["a", "b", "c"])), ["b", "c"]);
+    assert_eq!(turn_texts(&pair(&["a", "  ", "c"])), ["a", "c"], "a blank turn is skipped");
+    assert_eq!(turn_texts(&pair(&["c"])), ["c"]);
+    assert!(turn_texts(&pair(&[])).is_empty());
+    let r = [1.0_f32, 0.0];
+    let f = turn_features(&[vec![0.0, 2.0], vec![3.0, 3.0]], &r);
+    // [l ⊙ r; |l − r|; cos(l, r); cos(m, r)] with l = (3, 3), m = (0, 1) + (0.707, 0.707).
+    assert_eq!(f.len(), 2 * 2 + 2);
+    assert_eq!(&f[..4], &[3.0, 0.0, 2.0, 3.0]);
+    assert!((f[4] - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6, "{}", f[4]);
+    let m = [std::f32::consts::FRAC_1_SQRT_2, 1.0 + std::f32::consts::FRAC_1_SQRT_2];
+    let expected = m[0] / (m[0] * m[0] + m[1] * m[1]).sqrt();
+    assert!((f[5] - expected).abs() < 1e-6, "{} vs {expected}", f[5]);
+    assert_eq!(turn_features(&[], &r), vec![0.0; 6], "no turn: zeros");
+}
+
+#[test]
+fn the_turn_channel_learns_what_only_the_last_turn_tells_and_starts_from_the_cosine() {
+    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut table = Table::default();
+    let train_pairs = task(&mut table, 256, 21, "train");
+    let dev = task(&mut table, 48, 22, "dev");
+    let test = task(&mut table, 64, 23, "test");
+    let mut results = Vec::new();
+    for (name, turns) in [("without", false), ("with", true)] {
+        let dir = temp(name);
+        let logs = train(&train_pairs, &dev, &config(turns, 8), &dir, Some(&table), &|_, _, _| {}).unwrap();
+        assert_eq!(logs.iter().all(|l| l.cosine_weights.is_some()), turns, "the log records the cosine weights with the channel only");
+        let scorer = Scorer::load(&dir, burn::prelude::Device::flex()).unwrap();
+        assert_eq!(scorer.featurizer().turns, turns);
+        results.push((auc(&scorer, &test, &table), scorer, dir));
+    }
+    let (without, with) = (results[0].0, results[1].0);
+    eprintln!("test AUC without the turn channel {without:.3}, with {with:.3}");
+    assert!(without < 0.65, "the joined context carries no signal: AUC {without}");
+    assert!(with > 0.9, "the channel reads the last turn: AUC {with}");
+
+    // Untrained (one step at a learning rate of 1e-9): the residual alone ranks by the cosines.
+    let dir = temp("untrained");
+    let logs = train(&train_pairs[..2], &dev, &TrainConfig { lr: 1e-9, ..config(true, 1) }, &dir, Some(&table), &|_, _, _| {}).unwrap();
+    let w = logs[0].cosine_weights.unwrap();
+    assert!(w.iter().all(|x| (x - COSINE_RESIDUAL_INIT).abs() < 1e-3), "weights start at {COSINE_RESIDUAL_INIT}: {w:?}");
+    let scorer = Scorer::load(&dir, burn::prelude::Device::flex()).unwrap();
+    let untrained = auc(&scorer, &test, &table);
+    eprintln!("test AUC of a head trained one step at lr 1e-9: {untrained:.3}");
+    assert!(untrained > 0.8, "the untrained head ranks by the zero-shot cosines: AUC {untrained}");
+
+    // A last turn whose vector was never computed is named.
+    let mut unknown = test[..2].to_vec();
+    unknown[1].context[1] = "never encoded".into();
+    table.0.insert(format!("{} never encoded", unknown[1].context[0]), random(&mut SplitMix64(9)));
+    assert!(matches!(results[1].1.score(&unknown, Some(&table)), Err(Error::MissingVector(t)) if t == "never encoded"));
+    for dir in results.into_iter().map(|r| r.2).chain([dir]) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+fn the_turn_channel_needs_a_pretrained_text_side() {
+    let mut table = Table::default();
+    let pairs = task(&mut table, 4, 1, "x");
+    let dir = temp("scratch");
+    let err = train(&pairs, &pairs, &TrainConfig { text_encoder: TextEncoderKind::Scratch, ..config(true, 1) }, &dir, None, &|_, _, _| {}).unwrap_err();
+    assert!(matches!(&err, Error::Config(m) if m.contains("turn channel")), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
