@@ -104,7 +104,7 @@ pub fn reachable(url: &str) -> bool {
 }
 
 /// The training mix of the reference-free scorers from `shared` (`data/dailydialog-plusplus`,
-/// `data/topical-chat`, and the test split of `data/silver-amr/dailydialog-plusplus-test100`),
+/// `data/topical-chat`, `data/dailydialog` when the config asks for it, and the test split of `data/silver-amr/dailydialog-plusplus-test100`),
 /// with every silver graph of `data/silver-amr` attached by sentence text.
 ///
 /// # Errors
@@ -113,8 +113,12 @@ pub fn training_mix(shared: &std::path::Path, config: &dialeval_datasets::mix::M
     use dialeval_datasets::mix::{MixSources, build_mix};
     let data = shared.join("data");
     let test_ids = dialeval_datasets::ddpp::context_ids(&data.join("silver-amr/dailydialog-plusplus-test100.context-ids.json"))?;
-    let sources = MixSources { ddpp_dir: &data.join("dailydialog-plusplus"), topical_dir: Some(&data.join("topical-chat")), test_ids: &test_ids };
+    let sources = MixSources { ddpp_dir: &data.join("dailydialog-plusplus"), topical_dir: Some(&data.join("topical-chat")), dailydialog_dir: Some(&data.join("dailydialog")), test_ids: &test_ids };
     let mut mix = build_mix(&sources, config)?;
+    if config.dailydialog.is_some() {
+        let [listed, repeated, sharing] = mix.dailydialog_dropped;
+        eprintln!("mix: DailyDialog: dropped {listed} dialogues listed as touching its test split, {repeated} repeats, {sharing} sharing an utterance with the test split");
+    }
     let mut silver: Vec<std::path::PathBuf> =
         std::fs::read_dir(data.join("silver-amr"))?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(".silver.amr.txt")).collect();
     silver.sort();
@@ -125,6 +129,11 @@ pub fn training_mix(shared: &std::path::Path, config: &dialeval_datasets::mix::M
         eprintln!("mix: {name}: {} pairs, silver graphs for {} of {} turns and responses, length-only AUC {length:.3}", pairs.len(), coverage.with_amr, coverage.turns);
     }
     Ok(mix)
+}
+
+/// The DailyDialog pairs of the training mix for a `--dailydialog yes|no` value.
+pub fn dailydialog_flag(value: YesNo) -> Option<dialeval_datasets::pairs::DailyDialogPairConfig> {
+    value.yes().then(dialeval_datasets::pairs::DailyDialogPairConfig::default)
 }
 
 /// The Topical-Chat pairs of the training mix for a `--topical yes|no` value.

@@ -7,7 +7,8 @@
 //! - [`item`]: the data model ([`DialogueItem`], per-annotator [`Rating`]s mapped onto the shared
 //!   [`Criterion`] vocabulary);
 //! - loaders: [`usr`], [`fed`], [`ddpp`] (DailyDialog++), [`topical`] (Topical-Chat),
-//!   [`grade`], [`jsonl`] (a documented format for your own data);
+//!   [`grade`], [`jsonl`] (a documented format for your own data), [`dailydialog`] (the
+//!   DailyDialog train split, for training);
 //! - [`format`]: one name per rated corpus format ([`CorpusFormat`]) and one loader for all;
 //! - [`amr`]: PENMAN side files attached to turns by sentence text or id;
 //! - [`pairs`]: DailyDialog++, Topical-Chat and Diplomacy training pairs (uniform or
@@ -22,6 +23,7 @@
 //! ```
 
 pub mod amr;
+pub mod dailydialog;
 pub mod ddpp;
 mod error;
 pub mod fed;

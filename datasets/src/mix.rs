@@ -6,7 +6,11 @@
 //!   silver-AMR set) are the test split, never trained on;
 //! - DailyDialog++ `data_positives.json` with negatives sampled from other contexts;
 //! - Topical-Chat `valid_rare` + `test_rare` next-turn pairs ([`topical_pairs`]), with the
-//!   knowledge each turn cites when asked ([`MixConfig::topical_knowledge`]).
+//!   knowledge each turn cites when asked ([`MixConfig::topical_knowledge`]);
+//! - when asked ([`MixConfig::dailydialog`]), DailyDialog train next-turn pairs
+//!   ([`dailydialog_pairs`]: uniform, length-matched and lexical negatives), without the
+//!   dialogues of `overlap_with_test.tsv`, repeats, and any dialogue that shares an utterance with
+//!   the test split ([`crate::dailydialog::load_split`]).
 //!
 //! Dev is a seeded share of the remaining contexts and conversations ([`split_by_group`] over
 //! [`pair_group`]), so no context is on two sides. USR, FED and GRADE items are never read.
@@ -18,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ddpp::{self, ExcludeList};
 use crate::error::Result;
-use crate::pairs::{DdppPairConfig, NegativeSampling, TopicalPairConfig, TrainingPair, ddpp_pairs, pair_group, split_by_group, topical_pairs};
+use crate::pairs::{DailyDialogPairConfig, DdppPairConfig, NegativeSampling, TopicalPairConfig, TrainingPair, dailydialog_pairs, ddpp_pairs, pair_group, split_by_group, topical_pairs};
 use crate::topical;
 
 /// Settings of [`build_mix`]; everything the mix depends on, so it can key a cache.
@@ -39,6 +43,9 @@ pub struct MixConfig {
     /// and `wiki.json` beside the conversations). DailyDialog++ pairs have none.
     #[serde(default)]
     pub topical_knowledge: bool,
+    /// DailyDialog train pairs (`None`: left out; needs [`MixSources::dailydialog_dir`]).
+    #[serde(default)]
+    pub dailydialog: Option<DailyDialogPairConfig>,
     /// Share of contexts and conversations held out as dev.
     pub dev_share: f64,
     /// Seed of sampling and split.
@@ -54,6 +61,7 @@ impl Default for MixConfig {
             positives_sampling: NegativeSampling::LengthMatched { candidates: 8 },
             topical: Some(TopicalPairConfig::default()),
             topical_knowledge: false,
+            dailydialog: None,
             dev_share: 0.05,
             seed: 0,
         }
@@ -69,6 +77,9 @@ pub struct MixSources<'a> {
     /// Topical-Chat's folder (`conversations/valid_rare.json`, `conversations/test_rare.json`),
     /// when used.
     pub topical_dir: Option<&'a Path>,
+    /// DailyDialog's folder (`dialogues_train.txt.gz` or `dialogues_train.txt`,
+    /// `overlap_with_test.tsv`), when used.
+    pub dailydialog_dir: Option<&'a Path>,
     /// The `test.json` contexts that form the test split.
     pub test_ids: &'a [u64],
 }
@@ -84,6 +95,9 @@ pub struct Mix {
     pub test: Vec<TrainingPair>,
     /// Contexts dropped by the overlap list.
     pub excluded: usize,
+    /// DailyDialog dialogues dropped: listed as touching its test split, repeated, or sharing an
+    /// utterance with the test split here.
+    pub dailydialog_dropped: [usize; 3],
 }
 
 /// Builds the mix (see the module docs). Deterministic under `config.seed`.
@@ -126,6 +140,16 @@ pub fn build_mix(sources: &MixSources<'_>, config: &MixConfig) -> Result<Mix> {
             conversations.extend(part);
         }
         pool.extend(topical_pairs(&conversations, &TopicalPairConfig { seed: config.seed, ..topical_config })?);
+    }
+    match (config.dailydialog, sources.dailydialog_dir) {
+        (Some(dd_config), Some(dd_dir)) => {
+            let keep_out = mix.test.iter().flat_map(|p| p.context.iter().map(String::as_str).chain([p.response.as_str()]));
+            let split = crate::dailydialog::load_split(dd_dir, keep_out)?;
+            mix.dailydialog_dropped = [split.overlapping_test, split.repeated, split.sharing_kept_out];
+            pool.extend(dailydialog_pairs(&split.dialogues, &DailyDialogPairConfig { seed: config.seed, history: config.max_context_turns, ..dd_config })?);
+        }
+        (Some(_), None) => return Err(crate::Error::Config("the mix asks for DailyDialog pairs but no DailyDialog folder was given".into())),
+        (None, _) => {}
     }
     let (train, dev, _) = split_by_group(pool, [1.0 - config.dev_share, config.dev_share, 0.0], config.seed, pair_group)?;
     mix.train = train;

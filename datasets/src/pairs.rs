@@ -36,6 +36,9 @@ pub enum PairKind {
     /// A negative sampled here from another context or conversation, chosen to be as long in
     /// words as the positive it stands against (label 0).
     LengthMatchedNegative,
+    /// A negative retrieved here from another conversation for sharing words with the context
+    /// (as GRADE and DEB make their hard negatives), of about the positive's length (label 0).
+    LexicalNegative,
 }
 
 impl PairKind {
@@ -554,6 +557,167 @@ pub fn topical_pairs(conversations: &[crate::topical::TopicalConversation], conf
         pairs
     });
     Ok(per_conversation.into_iter().flatten().collect())
+}
+
+/// Settings of [`dailydialog_pairs`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DailyDialogPairConfig {
+    /// Previous turns given as context (≥ 1).
+    pub history: usize,
+    /// Negatives per positive, from other dialogues' turns.
+    pub negatives: usize,
+    /// Share of them retrieved for sharing words with the context ([`PairKind::LexicalNegative`]),
+    /// decided per negative by a seeded draw.
+    pub lexical_share: f64,
+    /// Share of the others matched in length ([`PairKind::LengthMatchedNegative`]); the rest
+    /// are uniform ([`PairKind::SampledNegative`]).
+    pub length_matched_share: f64,
+    /// Draws compared for each length-matched negative.
+    pub candidates: usize,
+    /// Draws searched for each lexical negative.
+    pub lexical_candidates: usize,
+    /// Seed of the sampling.
+    pub seed: u64,
+}
+
+impl Default for DailyDialogPairConfig {
+    fn default() -> Self {
+        Self { history: 2, negatives: 1, lexical_share: 0.5, length_matched_share: 0.5, candidates: 8, lexical_candidates: 64, seed: 0 }
+    }
+}
+
+/// Words too common to make two turns look related.
+const STOPWORDS: [&str; 60] = [
+    "the", "and", "you", "for", "are", "but", "not", "was", "have", "has", "had", "this", "that", "with", "what", "your", "can", "will", "would", "could", "should", "there", "they", "them", "their",
+    "then", "than", "from", "about", "just", "like", "yes", "yeah", "well", "okay", "how", "why", "when", "where", "who", "which", "all", "any", "some", "been", "were", "our", "out", "its", "it's",
+    "i'm", "don't", "that's", "very", "much", "more", "here", "too", "also", "one",
+];
+
+/// The distinct content words of a text: lower-cased words of three letters or more outside
+/// [`STOPWORDS`], sorted.
+fn content_words(text: &str) -> Vec<String> {
+    let mut words: Vec<String> =
+        text.split(|c: char| !(c.is_alphanumeric() || c == '\'')).map(|w| w.trim_matches('\'').to_lowercase()).filter(|w| w.chars().count() >= 3 && !STOPWORDS.contains(&w.as_str())).collect();
+    words.sort_unstable();
+    words.dedup();
+    words
+}
+
+/// Words two sorted, distinct lists share.
+fn shared(a: &[String], b: &[String]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
+/// Next-turn pairs of DailyDialog dialogues: each turn after the first is the positive response
+/// to the `history` turns before it; negatives are turns of other dialogues, as GRADE and DEB
+/// make them: uniform, length-matched ([`NegativeSampling`]) and lexical (of
+/// `lexical_candidates` draws within a length window of the positive — at most 2 words or a
+/// fifth of its length apart, if any draw is — the one sharing most content words with the
+/// context, the closest in length on ties). Ids are `dailydialog#<line>/<kind>/<turn>-<j>`, so
+/// [`pair_group`] keeps a dialogue on one side of a split.
+///
+/// # Errors
+/// [`Error::Config`] for `history == 0`, a share outside [0, 1], or fewer than two dialogues.
+pub fn dailydialog_pairs(dialogues: &[crate::dailydialog::DailyDialogue], config: &DailyDialogPairConfig) -> Result<Vec<TrainingPair>> {
+    if config.history == 0 {
+        return Err(Error::Config("history must be at least 1".into()));
+    }
+    for (name, share) in [("lexical_share", config.lexical_share), ("length_matched_share", config.length_matched_share)] {
+        if !(0.0..=1.0).contains(&share) {
+            return Err(Error::Config(format!("{name} must be in [0, 1], got {share}")));
+        }
+    }
+    let dialogues: Vec<&crate::dailydialog::DailyDialogue> = dialogues.iter().filter(|d| !d.turns.is_empty()).collect();
+    if dialogues.len() < 2 {
+        return Err(Error::Config("negatives need at least two dialogues with turns".into()));
+    }
+    let words: Vec<Vec<usize>> = dialeval_common::par_map(&dialogues, |d| d.turns.iter().map(|t| word_count(t)).collect());
+    let content: Vec<Vec<Vec<String>>> = dialeval_common::par_map(&dialogues, |d| d.turns.iter().map(|t| content_words(t)).collect());
+    let mut rng = SplitMix64(config.seed);
+    // Sequential: every turn's negatives, in the order the seeded generator draws them.
+    type Drawn<'a> = Vec<Vec<(usize, PairKind, &'a str)>>;
+    let mut negatives: Vec<Drawn<'_>> = Vec::with_capacity(dialogues.len());
+    for (di, dialogue) in dialogues.iter().enumerate() {
+        let mut per_turn = Vec::with_capacity(dialogue.turns.len().saturating_sub(1));
+        for k in 1..dialogue.turns.len() {
+            let target = words[di][k];
+            let draw_place = |rng: &mut SplitMix64| {
+                let mut other = rng.below(dialogues.len() - 1);
+                if other >= di {
+                    other += 1;
+                }
+                (other, rng.below(dialogues[other].turns.len()))
+            };
+            let mut out = Vec::with_capacity(config.negatives);
+            for j in 0..config.negatives {
+                if rng.unit() < config.lexical_share {
+                    let mut context: Vec<String> = content[di][k.saturating_sub(config.history)..k].iter().flatten().cloned().collect();
+                    context.sort_unstable();
+                    context.dedup();
+                    let window = 2.max(target / 5);
+                    // (in window, shared words, -gap): the largest wins; the first drawn on ties.
+                    let mut best: Option<((bool, usize, i64), usize, usize)> = None;
+                    for _ in 0..config.lexical_candidates.max(1) {
+                        let (o, t) = draw_place(&mut rng);
+                        let gap = words[o][t].abs_diff(target);
+                        let key = (gap <= window, shared(&context, &content[o][t]), -(gap as i64));
+                        if best.as_ref().is_none_or(|(b, _, _)| key > *b) {
+                            best = Some((key, o, t));
+                        }
+                    }
+                    if let Some((_, o, t)) = best {
+                        out.push((j, PairKind::LexicalNegative, dialogues[o].turns[t].as_str()));
+                    }
+                } else {
+                    let sampling = if rng.unit() < config.length_matched_share { NegativeSampling::LengthMatched { candidates: config.candidates } } else { NegativeSampling::Uniform };
+                    let mut draw = |rng: &mut SplitMix64| {
+                        let (o, t) = draw_place(rng);
+                        Some((dialogues[o].turns[t].as_str(), words[o][t]))
+                    };
+                    if let Some(r) = sampling.pick(&mut rng, target, &mut draw) {
+                        out.push((j, sampling.kind(), r));
+                    }
+                }
+            }
+            per_turn.push(out);
+        }
+        negatives.push(per_turn);
+    }
+    let order: Vec<usize> = (0..dialogues.len()).collect();
+    let per_dialogue = dialeval_common::par_map(&order, |&d| {
+        let dialogue = dialogues[d];
+        let mut pairs = Vec::new();
+        for (k, drawn) in (1..dialogue.turns.len()).zip(&negatives[d]) {
+            let context: Vec<String> = dialogue.turns[k.saturating_sub(config.history)..k].to_vec();
+            let make = |response: &str, kind: PairKind, j: usize| TrainingPair {
+                id: format!("dailydialog#{}/{kind:?}/{k}-{j}", dialogue.line),
+                context: context.clone(),
+                response: response.to_owned(),
+                kind,
+                context_amr: vec![None; context.len()],
+                response_amr: None,
+                knowledge: None,
+            };
+            pairs.push(make(&dialogue.turns[k], PairKind::Positive, 0));
+            for &(j, kind, r) in drawn {
+                pairs.push(make(r, kind, j));
+            }
+        }
+        pairs
+    });
+    Ok(per_dialogue.into_iter().flatten().collect())
 }
 
 /// The group of a pair built here: its id up to the first `/` (`dev.json#12`,

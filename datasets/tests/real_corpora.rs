@@ -201,7 +201,7 @@ fn training_mix_keeps_evaluation_contexts_out_and_length_uninformative() {
     use dialeval_datasets::pairs::{length_separation, pair_group};
     let Some(data) = data() else { return };
     let ids: Vec<u64> = serde_json::from_str(&std::fs::read_to_string(data.join("silver-amr/dailydialog-plusplus-test100.context-ids.json")).unwrap()).unwrap();
-    let sources = MixSources { ddpp_dir: &data.join("dailydialog-plusplus"), topical_dir: Some(&data.join("topical-chat")), test_ids: &ids };
+    let sources = MixSources { ddpp_dir: &data.join("dailydialog-plusplus"), topical_dir: Some(&data.join("topical-chat")), dailydialog_dir: Some(&data.join("dailydialog")), test_ids: &ids };
     let config = MixConfig::default();
     let mix = build_mix(&sources, &config).unwrap();
     assert_eq!(mix.excluded, 1157, "every overlap entry is dropped");
@@ -272,4 +272,56 @@ fn topical_pairs_are_next_turns_with_length_matched_negatives() {
     assert!(topical_pairs(&convs[..1], &config).is_err());
     assert!(topical_pairs(&convs, &TopicalPairConfig { history: 0, ..config }).is_err());
     assert!(topical_pairs(&convs, &TopicalPairConfig { length_matched_share: 1.5, ..config }).is_err());
+}
+
+#[test]
+fn dailydialog_train_split_without_test_overlap_and_its_pairs() {
+    use dialeval_datasets::dailydialog::{load, load_split, overlap_key};
+    use dialeval_datasets::mix::{MixConfig, MixSources, build_mix};
+    use dialeval_datasets::pairs::{DailyDialogPairConfig, dailydialog_pairs, length_separation};
+    let Some(data) = data() else { return };
+    let dir = data.join("dailydialog");
+    let all = load(&dir.join("dialogues_train.txt.gz")).unwrap();
+    assert_eq!(all.len(), 11_118, "SOURCE.md's count");
+    assert_eq!(all.iter().map(|d| d.turns.len()).sum::<usize>(), 87_171);
+    assert_eq!(all[2].turns[0], "Can you study with the radio on?");
+    let split = load_split(&dir, []).unwrap();
+    assert_eq!(split.overlapping_test, 588, "every line of overlap_with_test.tsv is dropped");
+    // SOURCE.md counts 603 lines that repeat another byte for byte; compared on lower-cased
+    // letters and digits, more do.
+    assert_eq!(split.repeated, 842);
+    assert_eq!(split.dialogues.len(), 11_118 - 588 - split.repeated);
+
+    // In the mix: the dialogues that share an utterance with the DailyDialog++ test split go.
+    let ids: Vec<u64> = serde_json::from_str(&std::fs::read_to_string(data.join("silver-amr/dailydialog-plusplus-test100.context-ids.json")).unwrap()).unwrap();
+    let sources = MixSources { ddpp_dir: &data.join("dailydialog-plusplus"), topical_dir: None, dailydialog_dir: Some(&dir), test_ids: &ids };
+    let mix = build_mix(&sources, &MixConfig { topical: None, positives_negatives: 0, dailydialog: Some(DailyDialogPairConfig::default()), ..MixConfig::default() }).unwrap();
+    eprintln!("DailyDialog dropped: {:?} (listed, repeated, sharing with the test split)", mix.dailydialog_dropped);
+    let test_keys: std::collections::HashSet<String> = mix.test.iter().flat_map(|p| p.context.iter().chain([&p.response])).filter_map(|t| overlap_key(t)).collect();
+    let dd: Vec<_> = mix.train.iter().chain(&mix.dev).filter(|p| p.id.starts_with("dailydialog#")).collect();
+    assert!(dd.len() > 100_000, "{}", dd.len());
+    for p in &dd {
+        assert!(p.context.iter().chain([&p.response]).all(|t| overlap_key(t).is_none_or(|k| !test_keys.contains(&k))), "{} shares a test utterance", p.id);
+    }
+
+    // The pairs: one negative per positive, half lexical, length controlled, seeded.
+    let config = DailyDialogPairConfig { seed: 3, ..DailyDialogPairConfig::default() };
+    let pairs = dailydialog_pairs(&split.dialogues, &config).unwrap();
+    let positives = pairs.iter().filter(|p| p.label() == 1).count();
+    assert_eq!(positives, split.dialogues.iter().map(|d| d.turns.len() - 1).sum::<usize>());
+    assert_eq!(pairs.len(), 2 * positives);
+    let lexical = pairs.iter().filter(|p| p.kind == PairKind::LexicalNegative).count() as f64 / positives as f64;
+    assert!((lexical - 0.5).abs() < 0.02, "{lexical}");
+    let sep = length_separation(&pairs).unwrap();
+    assert!((sep - 0.5).abs() < 0.05, "length AUC {sep}");
+    // Lexical negatives share more content words with their context than uniform ones.
+    let overlap = |kind: PairKind| {
+        let words = |t: &str| t.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() >= 4).map(str::to_owned).collect::<std::collections::HashSet<_>>();
+        let chosen: Vec<_> = pairs.iter().filter(|p| p.kind == kind).collect();
+        chosen.iter().filter(|p| !words(&p.response).is_disjoint(&p.context.iter().flat_map(|c| words(c)).collect())).count() as f64 / chosen.len() as f64
+    };
+    let (lex, uniform) = (overlap(PairKind::LexicalNegative), overlap(PairKind::SampledNegative));
+    eprintln!("share of negatives sharing a word of 4+ letters with the context: lexical {lex:.3}, uniform {uniform:.3}");
+    assert!(lex > uniform + 0.2, "lexical {lex} vs uniform {uniform}");
+    assert_eq!(dailydialog_pairs(&split.dialogues, &config).unwrap(), pairs, "seeded");
 }

@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release --example bert_ruber -- train --out DIR [--embeddings bert|static]
 //!     [--representation max_pool|mean_pool|bi_gru] [--objective cross_entropy|ranking]
-//!     [--data mix|positives] [--topical yes|no] [--contexts 2000] [--query-turns 2]
+//!     [--data mix|positives] [--topical yes|no] [--dailydialog yes|no] [--contexts 2000] [--query-turns 2]
 //!     [--epochs 10] [--batch 64] [--lr 0.001] [--seed 0] [--encoder DIR] [--shared ../shared]
 //! cargo run --release --example bert_ruber -- score --model DIR [--out REPORT_DIR] [--encoder DIR] [--shared ../shared]
 //! ```
@@ -119,6 +119,11 @@ struct TrainArgs {
     /// mix: add Topical-Chat pairs.
     #[arg(long, value_enum, default_value_t = YesNo::Yes)]
     topical: YesNo,
+    /// mix: add DailyDialog train next-turn pairs (one negative each: half lexical, a quarter
+    /// length-matched, a quarter uniform), without the dialogues that touch its test split or
+    /// the mix's test split.
+    #[arg(long, value_enum, default_value_t = YesNo::No)]
+    dailydialog: YesNo,
     /// positives: contexts of data_positives.json used.
     #[arg(long, default_value_t = 2000)]
     contexts: usize,
@@ -207,7 +212,14 @@ fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error
                     let topical = crate::support::topical_flag(t.topical).map(|c| dialeval_datasets::pairs::TopicalPairConfig { history: turns, ..c });
                     let mix = crate::support::training_mix(
                         shared,
-                        &dialeval_datasets::mix::MixConfig { seed: config.seed, topical, max_context_turns: turns, topical_knowledge: t.knowledge.yes(), ..Default::default() },
+                        &dialeval_datasets::mix::MixConfig {
+                            seed: config.seed,
+                            topical,
+                            dailydialog: crate::support::dailydialog_flag(t.dailydialog),
+                            max_context_turns: turns,
+                            topical_knowledge: t.knowledge.yes(),
+                            ..Default::default()
+                        },
                     )?;
                     test_pairs = mix.test;
                     (mix_triples(&mix.train, &config), mix_triples(&mix.dev, &config))

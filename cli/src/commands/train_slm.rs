@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release --example train_slm -- --data mix|ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only|concat]
-//!     [--text-encoder pretrained|cross|scratch] [--graph-dropout 0.3] [--topical yes|no] [--length-control yes|no] [--contrastive-weight 0.5] [--encoder DIR]
+//!     [--text-encoder pretrained|cross|scratch] [--graph-dropout 0.3] [--topical yes|no] [--dailydialog yes|no] [--length-control yes|no] [--contrastive-weight 0.5] [--encoder DIR]
 //!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--knowledge-unit whole|sentence] [--context-turns 2] [--turns yes|no]
 //!     [--epochs 5] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
 //! ```
@@ -76,6 +76,11 @@ struct Args {
     /// mix: add Topical-Chat pairs.
     #[arg(long, value_enum, default_value_t = YesNo::Yes)]
     topical: YesNo,
+    /// mix: add DailyDialog train next-turn pairs (one negative each: half lexical, a quarter
+    /// length-matched, a quarter uniform), without the dialogues that touch its test split or
+    /// the mix's test split.
+    #[arg(long, value_enum, default_value_t = YesNo::No)]
+    dailydialog: YesNo,
     /// mix: length-matched negatives (no: DailyDialog++'s as released, uniform sampled ones).
     #[arg(long, value_enum, default_value_t = YesNo::Yes)]
     length_control: YesNo,
@@ -163,12 +168,14 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (mut train_pairs, mut dev_pairs, mut test_pairs) = match args.data {
         Data::Mix => {
             let topical = crate::support::topical_flag(args.topical).map(|c| dialeval_datasets::pairs::TopicalPairConfig { history: args.context_turns, ..c });
-            let mut config = dialeval_datasets::mix::MixConfig { seed, topical, max_context_turns: args.context_turns, topical_knowledge: args.knowledge.yes(), ..Default::default() };
+            let dailydialog = crate::support::dailydialog_flag(args.dailydialog);
+            let mut config = dialeval_datasets::mix::MixConfig { seed, topical, dailydialog, max_context_turns: args.context_turns, topical_knowledge: args.knowledge.yes(), ..Default::default() };
             if !args.length_control.yes() {
                 // The ablation: DailyDialog++'s negatives as released, uniform sampled negatives.
                 config.ddpp_length_tolerance = None;
                 config.positives_sampling = dialeval_datasets::pairs::NegativeSampling::Uniform;
                 config.topical = config.topical.map(|t| dialeval_datasets::pairs::TopicalPairConfig { length_matched_share: 0.0, ..t });
+                config.dailydialog = config.dailydialog.map(|d| dialeval_datasets::pairs::DailyDialogPairConfig { length_matched_share: 0.0, ..d });
             }
             let mix = crate::support::training_mix(shared, &config)?;
             (mix.train, mix.dev, mix.test)
