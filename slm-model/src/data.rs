@@ -826,7 +826,8 @@ impl Featurizer {
             Tensor::<2>::from_data(TensorData::new(flat, [batch, width]), device)
         });
         let knowledge = (self.knowledge && text_features.is_some()).then(|| {
-            let dim = width / 4;
+            // The encoder's width (the features are wider: 4 × dim, and more with the turn channel).
+            let dim = self.encoder.as_ref().map_or(width / 4, |(_, d)| *d);
             let mut vectors = vec![0.0_f32; batch * dim];
             let mut present = vec![0.0_f32; batch];
             for (b, e) in examples.iter().enumerate() {

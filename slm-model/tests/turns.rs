@@ -182,3 +182,27 @@ fn the_turn_channel_needs_a_pretrained_text_side() {
     assert!(matches!(&err, Error::Config(m) if m.contains("turn channel")), "{err}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_turn_channel_and_the_knowledge_channel_read_together() {
+    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut table = Table::default();
+    let mut pairs = task(&mut table, 32, 31, "both");
+    let mut rng = SplitMix64(32);
+    for (i, p) in pairs.iter_mut().enumerate() {
+        if i % 4 < 2 {
+            let k = format!("knowledge of pair {}", i / 2);
+            table.0.entry(k.clone()).or_insert_with(|| random(&mut rng));
+            p.knowledge = Some(k);
+        }
+    }
+    let dir = temp("both");
+    let config = TrainConfig { knowledge: true, knowledge_dropout: 0.5, ..config(true, 2) };
+    let logs = train(&pairs, &pairs, &config, &dir, Some(&table), &|_, _, _| {}).unwrap();
+    assert_eq!(logs.len(), 2);
+    let scorer = Scorer::load(&dir, burn::prelude::Device::flex()).unwrap();
+    assert!(scorer.featurizer().knowledge && scorer.featurizer().turns);
+    let scores = scorer.score(&pairs, Some(&table)).unwrap();
+    assert!(scores.iter().all(|s| s.is_finite() && (0.0..=1.0).contains(s)));
+    let _ = std::fs::remove_dir_all(dir);
+}
