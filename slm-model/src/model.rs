@@ -13,7 +13,7 @@
 //! - [`Slm`]: the gate `g = σ(W_G[H_S; H_A] + b_G)`, `Ĥ = g ⊙ H_S + (1 − g) ⊙ H_A`, a linear layer
 //!   and softmax giving `P(positive)`; plus the loss: cross-entropy and the contrastive term.
 
-use burn::module::{Param, ParamId};
+use burn::module::Param;
 use burn::nn::loss::CrossEntropyLoss;
 use burn::nn::transformer::{TransformerEncoder, TransformerEncoderConfig, TransformerEncoderInput};
 use burn::nn::{Embedding, EmbeddingConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
@@ -119,8 +119,8 @@ impl PretrainedHeadConfig {
             hidden: LinearConfig::new(width, 2 * self.d_model).init(device),
             output: LinearConfig::new(2 * self.d_model, self.d_model).init(device),
             dropout: burn::nn::DropoutConfig::new(self.dropout).init(),
-            none: self.knowledge.then(|| Param::initialized(ParamId::new(), Tensor::random([self.input], burn::tensor::Distribution::Uniform(-scale, scale), device))),
-            residual: self.turns.then(|| Param::initialized(ParamId::new(), Tensor::full([2], COSINE_RESIDUAL_INIT, device))),
+            none: self.knowledge.then(|| Param::from_tensor(Tensor::random([self.input], burn::tensor::Distribution::Uniform(-scale, scale), device))),
+            residual: self.turns.then(|| Param::from_tensor(Tensor::full([2], COSINE_RESIDUAL_INIT, device))),
             input: self.input,
         }
     }

@@ -28,7 +28,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use burn::grad_clipping::GradientClippingConfig;
-use burn::module::{Param, ParamId};
+use burn::module::Param;
 use burn::nn::gru::{Gru, GruConfig};
 use burn::nn::loss::CrossEntropyLoss;
 use burn::nn::{Embedding, EmbeddingConfig, Linear, LinearConfig};
@@ -276,10 +276,10 @@ impl RuberConfig {
             words: (self.embeddings == Embeddings::Static).then(|| EmbeddingConfig::new(vocab, self.static_dim).init(device)),
             forward_gru: bigru.then(gru),
             backward_gru: bigru.then(gru),
-            bilinear: Param::initialized(ParamId::new(), Tensor::random([d, d], burn::tensor::Distribution::Uniform(-scale, scale), device)),
+            bilinear: Param::from_tensor(Tensor::random([d, d], burn::tensor::Distribution::Uniform(-scale, scale), device)),
             knowledge: self.knowledge.then(|| KnowledgeBranch {
-                bilinear: Param::initialized(ParamId::new(), Tensor::random([d, d], burn::tensor::Distribution::Uniform(-scale, scale), device)),
-                none: Param::initialized(ParamId::new(), Tensor::random([d], burn::tensor::Distribution::Uniform(-scale, scale), device)),
+                bilinear: Param::from_tensor(Tensor::random([d, d], burn::tensor::Distribution::Uniform(-scale, scale), device)),
+                none: Param::from_tensor(Tensor::random([d], burn::tensor::Distribution::Uniform(-scale, scale), device)),
             }),
             hidden1: LinearConfig::new(2 * d + 1 + if self.knowledge { d + 1 } else { 0 }, 256).init(device),
             hidden2: LinearConfig::new(256, 512).init(device),

@@ -144,6 +144,9 @@ fn the_turn_channel_learns_what_only_the_last_turn_tells_and_starts_from_the_cos
         let dir = temp(name);
         let logs = train(&train_pairs, &dev, &config(turns, 8), &dir, Some(&table), &|_, _, _| {}).unwrap();
         assert_eq!(logs.iter().all(|l| l.cosine_weights.is_some()), turns, "the log records the cosine weights with the channel only");
+        if let Some(w) = logs.last().and_then(|l| l.cosine_weights) {
+            assert!(w.iter().all(|x| (x - COSINE_RESIDUAL_INIT).abs() > 1e-3), "training moves the cosine weights: {w:?}");
+        }
         let scorer = Scorer::load(&dir, burn::prelude::Device::flex()).unwrap();
         assert_eq!(scorer.featurizer().turns, turns);
         results.push((auc(&scorer, &test, &table), scorer, dir));

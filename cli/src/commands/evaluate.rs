@@ -18,19 +18,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::Progress;
-use clap::{Parser, ValueEnum};
-use dialeval_amr_graph::smatch::SmatchConfig;
+use clap::Parser;
 use dialeval_amr_parse::{AmrParser, CommandAmrParser, LlmAmrParser, LlmParserConfig};
 use dialeval_common::MultiRef;
 use dialeval_datasets::amr::{AmrIndex, Coverage};
 use dialeval_datasets::{CorpusFormat, DialogueItem, Selection};
 use dialeval_eval::digest::items_digest;
+use dialeval_eval::families::LlmFamily;
 use dialeval_eval::families::llm::LlmJudging;
-use dialeval_eval::families::{LengthFamily, LexicalFamily, LlmFamily, SmatchFamily};
 use dialeval_eval::lock::OutputLock;
-use dialeval_eval::models::{Built, Compute, ModelBundle, ModelSettings, ModelSource, Retrain, default_cache_dir};
+use dialeval_eval::models::{Built, Compute, FamilyName, JobFamilies, JobObserver, ModelBundle, ModelSettings, ModelSource, Retrain, add_families, default_cache_dir};
 use dialeval_eval::shard::{Shard, ShardScores, merge};
-use dialeval_eval::{Evaluation, Event, FamilyCache, ItemSource, JsonlSource, MetricFamily, Pipeline, Report, Scored};
+use dialeval_eval::{Evaluation, Event, FamilyCache, ItemSource, JsonlSource, Pipeline, Report, Scored};
 use dialeval_llm_prompt::prompt::{Templates, Variant};
 use dialeval_llm_prompt::{CachedClient, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
 use dialeval_metrics::inference::BootstrapConfig;
@@ -41,18 +40,9 @@ type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
 /// The endpoint of the local server (`scripts/llm_server.sh start`), used when none is given.
 const LOCAL_LLM: &str = "http://127.0.0.1:8089/v1";
 
-/// The metric families, in the order they run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-#[value(rename_all = "snake_case")]
-enum Family {
-    Length,
-    Lexical,
-    Embedding,
-    ContextCosine,
-    BertRuber,
-    Slm,
-    Smatch,
-    Llm,
+/// A family name for `--skip` (the library's [`FamilyName`]).
+fn family_name(value: &str) -> Result<FamilyName, String> {
+    value.parse().map_err(|e: dialeval_eval::Error| e.to_string())
 }
 
 #[derive(Debug, Parser)]
@@ -122,9 +112,10 @@ struct Args {
     /// Train the learned scorers afresh on the bundled DailyDialog++ dev data instead of using the shipped checkpoints.
     #[arg(global = true, long)]
     retrain: bool,
-    /// Families to leave out.
-    #[arg(global = true, long, value_enum, value_delimiter = ',')]
-    skip: Vec<Family>,
+    /// Families to leave out: length, lexical, embedding, context_cosine, bert_ruber, slm,
+    /// smatch, llm.
+    #[arg(global = true, long, value_delimiter = ',', value_parser = family_name)]
+    skip: Vec<FamilyName>,
     /// How the embedding metrics, BERT-RUBER's referenced score and Smatch combine several
     /// references: `max` (bert-score's rule) or `mean`. BLEU, ROUGE and METEOR keep their own.
     #[arg(global = true, long, default_value = "max", value_parser = crate::support::serde_value::<MultiRef>)]
@@ -263,30 +254,31 @@ fn run(args: Args) -> AnyResult<()> {
         cache_dir: default_cache_dir(),
         references: args.references,
     })?;
-    for family in Family::value_variants() {
-        let name = family.to_possible_value().map_or_else(String::new, |v| v.get_name().to_owned());
-        if args.skip.contains(family) {
-            pipeline.skip(&name, "left out by --skip");
-            continue;
-        }
-        let notice = |source: &ModelSource| eprintln!("evaluate: {name}: {source}");
-        // A bar only when a checkpoint is trained here.
-        let bar = std::cell::OnceCell::new();
-        let epochs = |e, s, n| bar.get_or_init(|| Progress::new(&format!("training {name}"))).update_epoch(e, s, n);
-        match family {
-            Family::Length => add(&mut pipeline, &name, Built::Ready(LengthFamily)),
-            Family::Lexical => add(&mut pipeline, &name, Built::Ready(LexicalFamily::new()?)),
-            Family::Embedding => add(&mut pipeline, &name, bundle.embedding()),
-            Family::ContextCosine => add(&mut pipeline, &name, bundle.context_cosine()),
-            Family::BertRuber => add(&mut pipeline, &name, bundle.bert_ruber(&notice, &epochs)?),
-            Family::Slm => add(&mut pipeline, &name, bundle.slm(&notice, &epochs)?),
-            Family::Smatch => add(&mut pipeline, &name, Built::Ready(SmatchFamily::new(&amr, &amr_files, SmatchConfig::default())?.with_references(args.references))),
-            Family::Llm => match llm_family(&args)? {
-                Some(f) => add(&mut pipeline, &name, Built::Ready(f)),
-                None => add::<LengthFamily>(&mut pipeline, &name, Built::Skipped("no LLM configured (give --llm-base-url or start scripts/llm_server.sh)".into())),
-            },
-        }
-        bar.get().iter().for_each(|b| b.finish());
+    let llm = match llm_family(&args)? {
+        Some(f) => Built::Ready(f),
+        None => Built::Skipped("no LLM configured (give --llm-base-url or start scripts/llm_server.sh)".into()),
+    };
+    // A bar only when a checkpoint is trained here.
+    let training: std::sync::Mutex<Option<(FamilyName, Progress)>> = std::sync::Mutex::new(None);
+    let observer = JobObserver {
+        notice: &|name, source: &ModelSource| eprintln!("evaluate: {name}: {source}"),
+        epochs: &|name, e, s, n| {
+            let mut bar = training.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if bar.as_ref().is_none_or(|(family, _)| *family != name) {
+                if let Some((_, done)) = bar.take() {
+                    done.finish();
+                }
+                *bar = Some((name, Progress::new(&format!("training {name}"))));
+            }
+            if let Some((_, b)) = bar.as_ref() {
+                b.update_epoch(e, s, n);
+            }
+        },
+    };
+    let families = JobFamilies { skip: &args.skip, skip_reason: "left out by --skip", amr: (&amr, &amr_files), references: args.references, llm };
+    add_families(&mut pipeline, &bundle, families, &observer)?;
+    if let Some((_, bar)) = training.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+        bar.finish();
     }
     let done = Evaluation::of_source(items.as_ref()).pipeline(pipeline).chunk_items(args.chunk).analysis(config).observe(|event| report(event, &bar)).run()?;
     covered();
@@ -308,18 +300,6 @@ fn run(args: Args) -> AnyResult<()> {
     }
     eprintln!("evaluate: report in {}", args.out.join("report.md").display());
     Ok(())
-}
-
-/// Adds a built family to the pipeline, or records it as skipped with its reason.
-fn add<F: MetricFamily + 'static>(pipeline: &mut Pipeline, name: &str, built: Built<F>) {
-    match built {
-        Built::Ready(family) => {
-            pipeline.add(family);
-        }
-        Built::Skipped(reason) => {
-            pipeline.skip(name, reason);
-        }
-    }
 }
 
 /// What [`report`] shows: a bar for the family at work, or, over a corpus of several chunks,

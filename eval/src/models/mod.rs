@@ -4,13 +4,15 @@
 //! - [`checkpoint`]: a checkpoint's identity in cache keys and where it comes from;
 //! - [`vectors`]: the shared token-state cache of a pretrained encoder;
 //! - [`inputs`]: SLM inputs from corpus items, scored with the vectors they need;
-//! - [`recipes`]: the main job's retraining recipes.
+//! - [`recipes`]: the main job's retraining recipes;
+//! - [`job`]: the main job's families chosen by name, each added or skipped with its reason.
 //!
 //! Their items are re-exported here, with [`Compute`], the device choice of every model.
 
 pub mod bundle;
 pub mod checkpoint;
 pub mod inputs;
+pub mod job;
 pub mod recipes;
 pub mod vectors;
 
@@ -18,5 +20,6 @@ pub use bundle::{Built, ModelBundle, ModelSettings};
 pub use checkpoint::{CheckpointIdentity, ModelRequest, ModelSource, Retrain, shipped};
 pub use dialeval_slm_model::compute::Compute;
 pub use inputs::{fill_pair_texts, score_items, score_slm_pairs, slm_pair};
+pub use job::{FamilyName, JobFamilies, JobObserver, add_families};
 pub use recipes::{DdppSlmPairs, RetrainData, ddpp_slm_pairs, mix_triples, positives_triples, random_negative_triples, sampled_triples, split_contexts};
 pub use vectors::{SharedCache, default_cache_dir, encoder_cache};
