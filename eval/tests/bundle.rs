@@ -6,7 +6,7 @@
 
 mod common;
 
-use dialeval_eval::models::{Built, ModelBundle, ModelSettings, ModelSource};
+use dialeval_eval::models::{Built, ModelBundle, ModelSettings, ModelSource, Retrain};
 use dialeval_slm_model::bert::{default_model_dir, default_mpnet_dir};
 
 fn skipped<F>(built: Built<F>) -> String {
@@ -39,6 +39,18 @@ fn the_shipped_checkpoints_of_the_encoder_are_chosen_and_another_encoders_are_re
     assert!(matches!(bundle.bert_ruber(&notice, &|_, _, _| panic!("nothing is trained")).unwrap(), Built::Ready(_)));
     assert!(matches!(bundle.slm(&notice, &|_, _, _| panic!("nothing is trained")).unwrap(), Built::Ready(_)));
     assert_eq!(*sources.lock().unwrap(), vec![ModelSource::Bundled(models.join("bert-ruber")), ModelSource::Bundled(models.join("slm"))]);
+
+    // Retrain::Never with no shipped checkpoints: both learned families are skipped, named, and
+    // nothing is trained.
+    let empty = out.join("no-models");
+    std::fs::create_dir_all(&empty).unwrap();
+    let never = ModelBundle::load(ModelSettings { models: empty.clone(), retrain: Retrain::Never, ..settings.clone() }).unwrap();
+    for (name, why) in [
+        ("bert-ruber", skipped(never.bert_ruber(&|_| panic!("no source"), &|_, _, _| panic!("nothing is trained")).unwrap())),
+        ("slm", skipped(never.slm(&|_| panic!("no source"), &|_, _, _| panic!("nothing is trained")).unwrap())),
+    ] {
+        assert!(why.contains(&format!("no shipped {name} checkpoint")) && why.contains(&empty.display().to_string()), "{why}");
+    }
 
     let Some(mpnet) = dialeval_testkit::optional_dir(default_mpnet_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MPNET") else { return };
     let given = ModelSettings { encoder: Some(mpnet), ruber: Some(models.join("bert-ruber")), slm: Some(models.join("slm")), ..settings };

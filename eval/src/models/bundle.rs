@@ -150,6 +150,12 @@ impl ModelBundle {
         ModelSource::resolve(&ModelRequest { name, given, models: &s.models, retrain: s.retrain, out: &s.out, seed: s.seed, encoder }, fits)
     }
 
+    /// Why a family is skipped when no checkpoint fits and the settings never train.
+    fn never_trained(&self, name: &str, source: &ModelSource) -> Option<String> {
+        (matches!(source, ModelSource::Retrain(_)) && self.settings.retrain == Retrain::Never)
+            .then(|| format!("no shipped {name} checkpoint for this encoder under {} (give the folder of shipped checkpoints, or a checkpoint of its own)", self.settings.models.display()))
+    }
+
     fn retrain_data(&self) -> RetrainData {
         RetrainData { data: self.settings.data.clone(), seed: self.settings.seed, compute: self.settings.compute }
     }
@@ -168,6 +174,9 @@ impl ModelBundle {
         let (id, dim) = (l.encoder.fingerprint(), l.encoder.hidden_size());
         let fits = |dir: &Path| -> Result<bool> { Ok(RuberScorer::load(dir, self.device.clone())?.check_encoder(Some(id), dim).is_ok()) };
         let source = self.source("bert-ruber", self.settings.ruber.as_deref(), Some(id), &fits)?;
+        if let Some(why) = self.never_trained("bert-ruber", &source) {
+            return Ok(Built::Skipped(why));
+        }
         notice(&source);
         if matches!(source, ModelSource::Retrain(_)) && !source.dir().join("done").is_file() {
             l.cache.with(|c| self.retrain_data().train_ruber(&l.encoder, c, source.dir(), progress))?;
@@ -193,6 +202,9 @@ impl ModelBundle {
             Ok(encoder.is_none_or(|l| scorer.featurizer().check_encoder(l.encoder.fingerprint(), l.encoder.hidden_size()).is_ok()))
         };
         let source = self.source("slm", self.settings.slm.as_deref(), None, &fits)?;
+        if let Some(why) = self.never_trained("slm", &source) {
+            return Ok(Built::Skipped(why));
+        }
         notice(&source);
         if matches!(source, ModelSource::Retrain(_)) && !source.dir().join("done").is_file() {
             self.retrain_data().train_slm(source.dir(), progress)?;

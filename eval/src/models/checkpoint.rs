@@ -65,6 +65,9 @@ pub enum Retrain {
     IfNotShipped,
     /// Train even when one is (`--retrain`).
     Always,
+    /// Never train: with no shipped or given checkpoint for the encoder, the family is skipped
+    /// with the reason (the Python package, which must not start a training run unasked).
+    Never,
 }
 
 /// What a learned family asks [`ModelSource::resolve`] for.
@@ -100,7 +103,7 @@ impl ModelSource {
         if let Some(dir) = request.given {
             return Ok(Self::Given(dir.to_owned()));
         }
-        if request.retrain == Retrain::IfNotShipped {
+        if request.retrain != Retrain::Always {
             for dir in shipped(request.models, request.name) {
                 if fits(&dir)? {
                     return Ok(Self::Bundled(dir));
