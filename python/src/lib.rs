@@ -7,6 +7,8 @@
 //! [`AmrError`] for PENMAN that does not parse, [`ResourceError`] for a missing resource
 //! (WordNet), all subclasses of [`DialevalError`].
 
+mod evaluate;
+
 use std::sync::{Arc, OnceLock};
 
 use dialeval_amr_graph::smatch::{Smatch, SmatchConfig};
@@ -341,6 +343,7 @@ fn _dialeval(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(decode_all, m)?,
         wrap_pyfunction!(encode, m)?,
         wrap_pyfunction!(smatch, m)?,
+        wrap_pyfunction!(evaluate::evaluate, m)?,
     ] {
         m.add_function(f)?;
     }

@@ -4,7 +4,9 @@
   ``meteor`` (nltk, WordNet 3.0);
 - ``dialeval.stats``: ``pearson``, ``spearman``, ``kendall`` (scipy.stats, with p-values);
 - ``dialeval.amr``: ``smatch`` (smatch 1.0.4), ``decode``, ``decode_all``, ``encode`` and
-  ``Graph`` (penman 1.3.1).
+  ``Graph`` (penman 1.3.1);
+- ``dialeval.evaluate``: the main job of ``dialeval evaluate`` (every metric family over your
+  items, correlated with their ratings), returning a ``Report``.
 
 Each matches its reference library on the golden vectors of the Rust crates, with the same
 tolerances. Errors are ``dialeval.DialevalError`` subclasses carrying the Rust message:
@@ -14,5 +16,6 @@ missing resource such as WordNet).
 
 from . import amr, metrics, stats
 from ._dialeval import AmrError, DialevalError, InputError, ResourceError, __version__
+from .evaluation import Report, evaluate
 
-__all__ = ["AmrError", "DialevalError", "InputError", "ResourceError", "__version__", "amr", "metrics", "stats"]
+__all__ = ["AmrError", "DialevalError", "InputError", "Report", "ResourceError", "__version__", "amr", "evaluate", "metrics", "stats"]

@@ -1,4 +1,4 @@
-from typing import Iterator, Optional, Sequence, Tuple, Union
+from typing import Any, Iterator, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -63,3 +63,22 @@ def encode(graph: Graph, *, metadata: bool = True) -> str:
     """``penman.encode``, metadata comment lines first unless ``metadata=False``."""
 def smatch(test: str, gold: str) -> Tuple[float, float, float]:
     """Smatch precision, recall and F1 of two one-graph PENMAN strings."""
+def evaluate(
+    path: str,
+    out: str,
+    *,
+    skip: Sequence[str] = (),
+    amr: Sequence[str] = (),
+    encoder: Optional[str] = None,
+    models: Optional[str] = None,
+    slm: Optional[str] = None,
+    ruber: Optional[str] = None,
+    references: str = "max",
+    bootstrap: int = 1000,
+    chunk: int = 10000,
+    device: str = "cpu",
+    llm_base_url: Optional[str] = None,
+    llm_model: str = "smollm2-135m",
+) -> dict[str, Any]:
+    """The main job over the JSONL corpus at ``path`` into ``out``: ``scores``, ``correlations``,
+    ``skipped`` and ``notes`` (``dialeval.evaluate`` wraps it)."""

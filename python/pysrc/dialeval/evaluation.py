@@ -1,0 +1,129 @@
+"""The main job of ``dialeval evaluate`` from Python: every metric family over your items, and
+how each metric agrees with the human ratings.
+
+>>> import dialeval
+>>> report = dialeval.evaluate([
+...     {"id": "1", "context": ["Do you have pets?"], "response": "Yes, two cats.",
+...      "references": ["I have a cat."], "ratings": {"overall": [4, 5]}},
+...     ...
+... ], out="evaluation")
+>>> report.correlations[0]
+{'metric': 'BLEU-4', 'criterion': 'Overall', 'level': 'turn', 'kind': 'pearson', ...}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+
+from . import _dialeval
+from ._dialeval import InputError
+
+__all__ = ["Report", "evaluate"]
+
+FAMILIES = ("length", "lexical", "embedding", "context_cosine", "bert_ruber", "slm", "smatch", "llm")
+
+
+@dataclass(frozen=True)
+class Report:
+    """What ``evaluate`` gives back; the files (report.md, scores.csv, correlations.json, plots)
+    are in ``out``.
+
+    - ``scores``: one dict per item: ``id``, ``metrics`` (metric name → score, ``None`` where a
+      metric does not apply), ``human`` (criterion → mean rating, ``None`` where unrated);
+    - ``correlations``: one dict per row: ``metric``, ``criterion``, ``level`` (``turn`` or
+      ``system``), ``kind`` (``pearson``, ``spearman``, ``kendall``), ``statistic``,
+      ``pvalue`` (``None`` where undefined) and ``n`` (items, or systems);
+    - ``skipped``: family → why it did not run (no encoder, no shipped checkpoint, no LLM);
+    - ``notes``: what else the reader should know (AMR blocks skipped).
+    """
+
+    scores: list = field(repr=False)
+    correlations: list = field(repr=False)
+    skipped: dict
+    notes: list
+    out: Path
+
+    def correlation(self, metric: str, criterion: str, kind: str = "spearman", level: str = "turn") -> Optional[dict]:
+        """The row of ``metric`` × ``criterion``, or ``None``."""
+        for row in self.correlations:
+            if (row["metric"], row["criterion"], row["kind"], row["level"]) == (metric, criterion, kind, level):
+                return row
+        return None
+
+
+def evaluate(
+    items_or_path: Union[str, os.PathLike, Iterable[Mapping[str, Any]]],
+    *,
+    skip: Sequence[str] = (),
+    out: Union[str, os.PathLike, None] = None,
+    amr: Sequence[Union[str, os.PathLike]] = (),
+    encoder: Union[str, os.PathLike, None] = None,
+    models: Union[str, os.PathLike, None] = None,
+    slm: Union[str, os.PathLike, None] = None,
+    ruber: Union[str, os.PathLike, None] = None,
+    references: str = "max",
+    bootstrap: int = 1000,
+    chunk: int = 10_000,
+    device: str = "cpu",
+    llm_base_url: Optional[str] = None,
+    llm_model: str = "smollm2-135m",
+) -> Report:
+    """Scores every item with every metric family and correlates each metric with the ratings.
+
+    ``items_or_path``: a JSONL file in the format of the datasets crate, or an iterable of such
+    items as dicts (``id``, ``context``, ``response``, optional ``references``, ``knowledge``,
+    ``system``, ``annotators``, ``ratings``). ``out``: the report folder (a new temporary one
+    when ``None``); its family cache makes a second call on the same items instant.
+
+    Settings, as the flags of ``dialeval evaluate``: ``skip`` (families to leave out: length,
+    lexical, embedding, context_cosine, bert_ruber, slm, smatch, llm), ``amr`` (PENMAN files
+    attached to turns by sentence text), ``encoder`` (a sentence-encoder folder; default
+    all-MiniLM-L6-v2 where ``scripts/fetch_minilm.sh`` puts it), ``models`` (the folder of
+    shipped checkpoints, a clone's ``models/``; default ``$DIALEVAL_MODELS``: without it the SLM
+    and BERT-RUBER are skipped, never trained), ``slm``/``ruber`` (a checkpoint of your own),
+    ``references`` (``max`` or ``mean``), ``bootstrap`` (resamples of the intervals, 0: none),
+    ``chunk``, ``device`` (``cpu``, ``wgpu``, ``wgpu:N``), ``llm_base_url``/``llm_model`` (an
+    OpenAI-compatible judge).
+
+    Raises ``InputError`` for a bad item (named by its line), setting or family name,
+    ``ResourceError`` for a file that cannot be read or written, ``DialevalError`` otherwise.
+    The GIL is released while it runs.
+    """
+    unknown = [s for s in skip if s not in FAMILIES]
+    if unknown:
+        raise InputError(f"unknown families in skip: {unknown}; the families are {', '.join(FAMILIES)}")
+    out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="dialeval-"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if isinstance(items_or_path, (str, os.PathLike)):
+        path = Path(items_or_path)
+    else:
+        # The items as the JSONL the Rust loader reads (errors name the line: item i is line i + 1).
+        path = out_dir / "items.jsonl"
+        with open(path, "w", encoding="utf-8") as f:
+            for i, item in enumerate(items_or_path):
+                if not isinstance(item, Mapping):
+                    raise InputError(f"item {i}: expected a dict, found {type(item).__name__}")
+                f.write(json.dumps(item, ensure_ascii=False))
+                f.write("\n")
+    done = _dialeval.evaluate(
+        str(path),
+        str(out_dir),
+        skip=list(skip),
+        amr=[str(a) for a in amr],
+        encoder=None if encoder is None else str(encoder),
+        models=None if models is None else str(models),
+        slm=None if slm is None else str(slm),
+        ruber=None if ruber is None else str(ruber),
+        references=references,
+        bootstrap=bootstrap,
+        chunk=chunk,
+        device=device,
+        llm_base_url=llm_base_url,
+        llm_model=llm_model,
+    )
+    return Report(scores=done["scores"], correlations=done["correlations"], skipped=done["skipped"], notes=done["notes"], out=out_dir)

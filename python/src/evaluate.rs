@@ -1,0 +1,185 @@
+//! `dialeval.evaluate`: the main job of `dialeval evaluate` over a JSONL corpus (the Python
+//! layer writes a list of item dicts to one), with the same families, caches and report files,
+//! and its scores and correlations handed back as Python values.
+
+use std::path::PathBuf;
+
+use dialeval_datasets::amr::AmrIndex;
+use dialeval_eval::families::LlmFamily;
+use dialeval_eval::families::llm::LlmJudging;
+use dialeval_eval::models::{Built, Compute, FamilyName, JobFamilies, JobObserver, ModelBundle, ModelSettings, Retrain, add_families, default_cache_dir};
+use dialeval_eval::pipeline::FamilyStatus;
+use dialeval_eval::{Evaluation, FamilyCache, Pipeline, Report};
+use dialeval_llm_prompt::prompt::{Templates, Variant};
+use dialeval_llm_prompt::{CachedClient, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
+use dialeval_metrics::embedding::MultiRef;
+use dialeval_metrics::inference::BootstrapConfig;
+use dialeval_metrics::report::ReportConfig;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::{DialevalError, InputError, ResourceError};
+
+/// The settings of one call, as the Python keywords give them.
+struct Settings {
+    path: PathBuf,
+    out: PathBuf,
+    skip: Vec<FamilyName>,
+    amr: Vec<PathBuf>,
+    models: ModelSettings,
+    bootstrap: usize,
+    chunk: usize,
+    llm: Option<(String, String)>,
+}
+
+fn eval_error(e: dialeval_eval::Error) -> PyErr {
+    match e {
+        dialeval_eval::Error::Datasets(_) | dialeval_eval::Error::Config(_) | dialeval_eval::Error::Column { .. } => InputError::new_err(e.to_string()),
+        dialeval_eval::Error::Io { .. } | dialeval_eval::Error::Busy { .. } => ResourceError::new_err(e.to_string()),
+        _ => DialevalError::new_err(e.to_string()),
+    }
+}
+
+fn llm_family(out: &std::path::Path, base_url: &str, model: &str) -> dialeval_eval::Result<LlmFamily<CachedClient<OpenAiClient>>> {
+    let client = OpenAiClient::new(OpenAiConfig { base_url: base_url.to_owned(), timeout: std::time::Duration::from_secs(300), ..OpenAiConfig::default() })?;
+    let client = CachedClient::new(client, out.join("cache/llm"))?;
+    let judge = JudgeConfig { model: model.to_owned(), ..JudgeConfig::default() };
+    Ok(LlmFamily::new(client, LlmJudging { endpoint: base_url.to_owned(), templates: Templates::builtin()?, judge, variant: Variant::NoSlm, scoring: Scoring::Parse }))
+}
+
+/// Loads, scores, analyses and writes the report into `out` (the work the GIL is released for).
+fn run(s: &Settings) -> dialeval_eval::Result<(Report, Vec<String>)> {
+    let mut items = dialeval_datasets::jsonl::load(&s.path)?;
+    let amr = AmrIndex::load_lenient(&s.amr)?;
+    let notes: Vec<String> = amr.malformed.iter().map(|bad| format!("AMR block skipped: {bad}")).collect();
+    amr.attach(&mut items);
+    let bundle = ModelBundle::load(s.models.clone())?;
+    let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&s.out.join("metrics"))?);
+    let llm = match &s.llm {
+        Some((url, model)) => Built::Ready(llm_family(&s.out, url, model)?),
+        None => Built::Skipped("no LLM configured (give llm_base_url=)".into()),
+    };
+    let families = JobFamilies { skip: &s.skip, skip_reason: "left out by skip=", amr: (&amr, &s.amr), references: s.models.references, llm };
+    add_families(&mut pipeline, &bundle, families, &JobObserver::SILENT)?;
+    let mut config = ReportConfig::default();
+    config.bootstrap = config.bootstrap.filter(|_| s.bootstrap > 0).map(|b| BootstrapConfig { resamples: s.bootstrap, ..b });
+    let report = Evaluation::of(&items).pipeline(pipeline).chunk_items(s.chunk).analysis(config).run()?;
+    report.write(&s.out)?;
+    Ok((report, notes))
+}
+
+/// The report as Python values: `scores` (one dict per item: `id`, `metrics`, `human`),
+/// `correlations` (one dict per row: `metric`, `criterion`, `level`, `kind`, `statistic`,
+/// `pvalue`, `n`), `skipped` (family → reason) and `notes`.
+fn to_python<'py>(py: Python<'py>, report: &Report, notes: &[String]) -> PyResult<Bound<'py, PyDict>> {
+    let scores = PyList::empty(py);
+    for (i, id) in report.rows.ids.iter().enumerate() {
+        let metrics = PyDict::new(py);
+        for column in report.table.columns() {
+            metrics.set_item(column.metric.as_str(), column.values[i])?;
+        }
+        let human = PyDict::new(py);
+        for (quality, values) in &report.human.qualities {
+            human.set_item(quality.name(), values[i])?;
+        }
+        let item = PyDict::new(py);
+        item.set_item("id", id)?;
+        item.set_item("metrics", metrics)?;
+        item.set_item("human", human)?;
+        scores.append(item)?;
+    }
+    let correlations = PyList::empty(py);
+    let finite = |v: f64| v.is_finite().then_some(v);
+    for row in &report.analysis.turn_level.rows {
+        let d = PyDict::new(py);
+        d.set_item("metric", &row.metric)?;
+        d.set_item("criterion", &row.criterion)?;
+        d.set_item("level", "turn")?;
+        d.set_item("kind", row.kind.name().to_lowercase())?;
+        d.set_item("statistic", finite(row.statistic))?;
+        d.set_item("pvalue", finite(row.pvalue))?;
+        d.set_item("n", row.n)?;
+        correlations.append(d)?;
+    }
+    for row in &report.analysis.system_level {
+        let d = PyDict::new(py);
+        d.set_item("metric", row.metric.as_str())?;
+        d.set_item("criterion", row.quality.name())?;
+        d.set_item("level", "system")?;
+        d.set_item("kind", row.kind.name().to_lowercase())?;
+        d.set_item("statistic", row.statistic)?;
+        d.set_item("pvalue", row.pvalue)?;
+        d.set_item("n", row.systems)?;
+        correlations.append(d)?;
+    }
+    let skipped = PyDict::new(py);
+    for run in &report.runs {
+        if let FamilyStatus::Skipped { reason } = &run.status {
+            skipped.set_item(&run.family, reason)?;
+        }
+    }
+    let out = PyDict::new(py);
+    out.set_item("scores", scores)?;
+    out.set_item("correlations", correlations)?;
+    out.set_item("skipped", skipped)?;
+    out.set_item("notes", notes.to_vec())?;
+    Ok(out)
+}
+
+/// Runs the main job over the JSONL corpus at `path` into `out` and returns its scores,
+/// correlations, skipped families and notes (see `dialeval.evaluate`).
+#[pyfunction]
+#[pyo3(signature = (path, out, *, skip = Vec::new(), amr = Vec::new(), encoder = None, models = None, slm = None, ruber = None, references = "max", bootstrap = 1000, chunk = 10_000, device = "cpu", llm_base_url = None, llm_model = "smollm2-135m"))]
+#[allow(clippy::too_many_arguments)] // the Python keywords, gathered into `Settings` at once
+pub fn evaluate<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    out: PathBuf,
+    skip: Vec<String>,
+    amr: Vec<PathBuf>,
+    encoder: Option<PathBuf>,
+    models: Option<PathBuf>,
+    slm: Option<PathBuf>,
+    ruber: Option<PathBuf>,
+    references: &str,
+    bootstrap: usize,
+    chunk: usize,
+    device: &str,
+    llm_base_url: Option<String>,
+    llm_model: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let skip = skip.iter().map(|s| s.parse::<FamilyName>()).collect::<Result<Vec<_>, _>>().map_err(|e| InputError::new_err(e.to_string()))?;
+    let references = match references {
+        "max" => MultiRef::Max,
+        "mean" => MultiRef::Mean,
+        other => return Err(InputError::new_err(format!("references={other:?}: \"max\" or \"mean\""))),
+    };
+    let compute: Compute = device.parse().map_err(|e: dialeval_slm_model::Error| InputError::new_err(e.to_string()))?;
+    if chunk == 0 {
+        return Err(InputError::new_err("chunk must be at least 1"));
+    }
+    let settings = Settings {
+        path,
+        skip,
+        amr,
+        models: ModelSettings {
+            encoder,
+            compute,
+            // No folder of shipped checkpoints: the learned families are skipped with the reason.
+            models: models.or_else(|| std::env::var_os("DIALEVAL_MODELS").map(PathBuf::from)).unwrap_or_else(|| out.join("no-shipped-models")),
+            slm,
+            ruber,
+            retrain: Retrain::Never,
+            out: out.clone(),
+            cache_dir: default_cache_dir(),
+            references,
+            ..ModelSettings::default()
+        },
+        out,
+        bootstrap,
+        chunk,
+        llm: llm_base_url.map(|url| (url, llm_model.to_owned())),
+    };
+    let (report, notes) = py.detach(|| run(&settings)).map_err(eval_error)?;
+    to_python(py, &report, &notes)
+}
