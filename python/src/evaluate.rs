@@ -9,7 +9,7 @@ use dialeval_eval::families::LlmFamily;
 use dialeval_eval::families::llm::LlmJudging;
 use dialeval_eval::models::{Built, Compute, FamilyName, JobFamilies, JobObserver, ModelBundle, ModelSettings, Retrain, add_families, default_cache_dir};
 use dialeval_eval::pipeline::FamilyStatus;
-use dialeval_eval::{Evaluation, FamilyCache, Pipeline, Report};
+use dialeval_eval::{Evaluation, FamilyCache, JsonlSource, Pipeline, Report};
 use dialeval_llm_prompt::prompt::{Templates, Variant};
 use dialeval_llm_prompt::{CachedClient, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
 use dialeval_metrics::embedding::MultiRef;
@@ -47,12 +47,19 @@ fn llm_family(out: &std::path::Path, base_url: &str, model: &str) -> dialeval_ev
     Ok(LlmFamily::new(client, LlmJudging { endpoint: base_url.to_owned(), templates: Templates::builtin()?, judge, variant: Variant::NoSlm, scoring: Scoring::Parse }))
 }
 
-/// Loads, scores, analyses and writes the report into `out` (the work the GIL is released for).
+/// Scores, analyses and writes the report into `out` (the work the GIL is released for). The
+/// corpus is read a chunk at a time, its graphs attached as it is read, so a corpus of a
+/// million items is never in memory whole.
 fn run(s: &Settings) -> dialeval_eval::Result<(Report, Vec<String>)> {
-    let mut items = dialeval_datasets::jsonl::load(&s.path)?;
-    let amr = AmrIndex::load_lenient(&s.amr)?;
+    let amr = std::sync::Arc::new(AmrIndex::load_lenient(&s.amr)?);
     let notes: Vec<String> = amr.malformed.iter().map(|bad| format!("AMR block skipped: {bad}")).collect();
-    amr.attach(&mut items);
+    let attach = std::sync::Arc::clone(&amr);
+    let items = JsonlSource::new(&s.path)
+        .prepare(move |chunk| {
+            attach.attach(chunk);
+            Ok(())
+        })
+        .counted()?;
     let bundle = ModelBundle::load(s.models.clone())?;
     let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&s.out.join("metrics"))?);
     let llm = match &s.llm {
@@ -63,7 +70,7 @@ fn run(s: &Settings) -> dialeval_eval::Result<(Report, Vec<String>)> {
     add_families(&mut pipeline, &bundle, families, &JobObserver::SILENT)?;
     let mut config = ReportConfig::default();
     config.bootstrap = config.bootstrap.filter(|_| s.bootstrap > 0).map(|b| BootstrapConfig { resamples: s.bootstrap, ..b });
-    let report = Evaluation::of(&items).pipeline(pipeline).chunk_items(s.chunk).analysis(config).run()?;
+    let report = Evaluation::of_source(&items).pipeline(pipeline).chunk_items(s.chunk).analysis(config).run()?;
     report.write(&s.out)?;
     Ok((report, notes))
 }
