@@ -23,8 +23,8 @@ use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_eval::MetricFamily;
 use dialeval_eval::families::llm::prompt_input;
-use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LengthFamily, LexicalFamily, MemoEmbedder, SlmFamily, SmatchFamily};
-use dialeval_eval::models::{CheckpointIdentity, SharedCache, default_cache_dir};
+use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LengthFamily, LexicalFamily, SlmFamily, SmatchFamily};
+use dialeval_eval::models::{CheckpointIdentity, EncoderSide, default_cache_dir};
 use dialeval_llm_prompt::prompt::{Scale, Templates, Variant};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
 use dialeval_slm_model::ruber::RuberScorer;
@@ -74,23 +74,15 @@ fn bench_families(c: &mut Criterion) {
     g.bench_function("smatch", |b| b.iter(|| compute(&smatch, &items)));
     match PretrainedEncoder::load(&default_model_dir(), &burn::prelude::Device::flex()) {
         Ok(encoder) => {
-            let encoder = Arc::new(encoder);
-            let memo = Arc::new(MemoEmbedder::new(Arc::clone(&encoder), encoder.fingerprint()));
-            let cache = Arc::new(SharedCache::new(&encoder, &default_cache_dir()));
-            let embedding = EmbeddingFamily::new(Arc::clone(&memo));
+            let side = EncoderSide::new(encoder, &default_cache_dir());
+            let embedding = EmbeddingFamily::new(Arc::clone(&side.memo));
             compute(&embedding, &items);
             g.bench_function("embedding", |b| b.iter(|| compute(&embedding, &items)));
             let models = root().join("models");
-            let ruber = BertRuberFamily::new(
-                RuberScorer::load(&models.join("bert-ruber"), burn::prelude::Device::flex()).unwrap(),
-                CheckpointIdentity::of(&models.join("bert-ruber")).unwrap(),
-                Arc::clone(&encoder),
-                memo,
-                Arc::clone(&cache),
-            );
+            let ruber = BertRuberFamily::new(RuberScorer::load(&models.join("bert-ruber"), burn::prelude::Device::flex()).unwrap(), CheckpointIdentity::of(&models.join("bert-ruber")).unwrap(), &side);
             compute(&ruber, &items);
             g.bench_function("bert_ruber", |b| b.iter(|| compute(&ruber, &items)));
-            let slm = SlmFamily::new(Scorer::load(&models.join("slm"), burn::prelude::Device::flex()).unwrap(), CheckpointIdentity::of(&models.join("slm")).unwrap(), Some((encoder, cache)));
+            let slm = SlmFamily::new(Scorer::load(&models.join("slm"), burn::prelude::Device::flex()).unwrap(), CheckpointIdentity::of(&models.join("slm")).unwrap(), Some((side.encoder, side.cache)));
             compute(&slm, &items);
             g.bench_function("slm", |b| b.iter(|| compute(&slm, &items)));
         }

@@ -27,12 +27,11 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use crate::support::YesNo;
 use crate::support::{Progress, embedding_cache};
-use dialeval_eval::families::{BertRuberFamily, MemoEmbedder};
-use dialeval_eval::models::{CheckpointIdentity, Compute, SharedCache, default_cache_dir, mix_triples, positives_triples};
+use dialeval_eval::families::BertRuberFamily;
+use dialeval_eval::models::{CheckpointIdentity, Compute, EncoderSide, default_cache_dir, mix_triples, positives_triples};
 use dialeval_eval::write::summary_markdown;
 use dialeval_eval::{Evaluation, Event};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
@@ -263,10 +262,8 @@ fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error
             // pooled token states of response and ground truth; hybrids of the min-max
             // normalised pair) on USR-PersonaChat, correlated by the library's analysis.
             let items = dialeval_datasets::usr::load(&shared.join("data/usr-personachat/pc_usr_data.json"))?;
-            let encoder = Arc::new(encoder);
-            let memo = Arc::new(MemoEmbedder::new(Arc::clone(&encoder), encoder.fingerprint()));
-            let cache = Arc::new(SharedCache::new(&encoder, &default_cache_dir()));
-            let family = BertRuberFamily::new(RuberScorer::load(&a.model, device)?, CheckpointIdentity::of(&a.model)?, encoder, memo, cache);
+            let side = EncoderSide::new(encoder, &default_cache_dir());
+            let family = BertRuberFamily::new(RuberScorer::load(&a.model, device)?, CheckpointIdentity::of(&a.model)?, &side);
             let bar = Progress::new("bert_ruber");
             let report = Evaluation::of(&items)
                 .family(family)

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::families::embedding::MemoEmbedder;
 use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, empty_context_note, empty_response_note, referenced_items, responding_items, response, unscored_notes};
-use crate::models::{CheckpointIdentity, SharedCache};
+use crate::models::{CheckpointIdentity, EncoderSide, SharedCache};
 use crate::table::{Column, ScoreTable};
 
 /// `BERT-RUBER-unref` for every item with a response; with references also `-ref` and the
@@ -44,10 +44,11 @@ pub struct RuberSettings {
 }
 
 impl BertRuberFamily {
-    /// The family with a loaded unreferenced model (from `checkpoint`), the encoder it was
-    /// trained on, the run's memo of token vectors, and the encoder's token-state cache.
-    pub fn new(scorer: RuberScorer, checkpoint: CheckpointIdentity, encoder: Arc<PretrainedEncoder>, memo: Arc<MemoEmbedder<Arc<PretrainedEncoder>>>, cache: Arc<SharedCache>) -> Self {
-        Self { scorer, checkpoint, encoder, memo, cache, rule: MultiRef::Max }
+    /// The family with a loaded unreferenced model (from `checkpoint`) and the encoder it was
+    /// trained on, with the run's memo of token vectors and the encoder's token-state cache
+    /// (shared, not copied).
+    pub fn new(scorer: RuberScorer, checkpoint: CheckpointIdentity, side: &EncoderSide) -> Self {
+        Self { scorer, checkpoint, encoder: Arc::clone(&side.encoder), memo: Arc::clone(&side.memo), cache: Arc::clone(&side.cache), rule: MultiRef::Max }
     }
 
     /// The family with another multi-reference rule for the referenced score.

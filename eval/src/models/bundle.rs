@@ -83,19 +83,33 @@ impl Default for ModelSettings {
     }
 }
 
-/// The encoder with its memo and token-state cache, loaded once and shared by every family
-/// that encodes.
-struct Loaded {
-    encoder: Arc<PretrainedEncoder>,
-    memo: Arc<MemoEmbedder<Arc<PretrainedEncoder>>>,
-    cache: Arc<SharedCache>,
+/// A sentence encoder with its memo of token vectors and its token-state cache, loaded once
+/// and shared by every family that encodes (cloning shares them).
+#[derive(Clone)]
+pub struct EncoderSide {
+    /// The encoder.
+    pub encoder: Arc<PretrainedEncoder>,
+    /// The run's memo of token vectors (BERTScore, the embedding metrics, BERT-RUBER-ref).
+    pub memo: Arc<MemoEmbedder<Arc<PretrainedEncoder>>>,
+    /// The encoder's token-state cache on disk.
+    pub cache: Arc<SharedCache>,
+}
+
+impl EncoderSide {
+    /// `encoder` with a fresh memo and its token-state cache under `cache_dir`.
+    pub fn new(encoder: PretrainedEncoder, cache_dir: &Path) -> Self {
+        let encoder = Arc::new(encoder);
+        let memo = Arc::new(MemoEmbedder::new(Arc::clone(&encoder), encoder.fingerprint()));
+        let cache = Arc::new(SharedCache::new(&encoder, cache_dir));
+        Self { encoder, memo, cache }
+    }
 }
 
 /// The learned side of a run: see the module documentation.
 pub struct ModelBundle {
     settings: ModelSettings,
     device: burn::prelude::Device,
-    loaded: std::result::Result<Loaded, String>,
+    loaded: std::result::Result<EncoderSide, String>,
 }
 
 impl ModelBundle {
@@ -107,14 +121,7 @@ impl ModelBundle {
     pub fn load(settings: ModelSettings) -> Result<Self> {
         let device = settings.compute.device()?;
         let dir = settings.encoder.clone().unwrap_or_else(default_model_dir);
-        let loaded = PretrainedEncoder::load(&dir, &device)
-            .map(|encoder| {
-                let encoder = Arc::new(encoder);
-                let memo = Arc::new(MemoEmbedder::new(Arc::clone(&encoder), encoder.fingerprint()));
-                let cache = Arc::new(SharedCache::new(&encoder, &settings.cache_dir));
-                Loaded { encoder, memo, cache }
-            })
-            .map_err(|e| format!("no sentence encoder: {e}"));
+        let loaded = PretrainedEncoder::load(&dir, &device).map(|encoder| EncoderSide::new(encoder, &settings.cache_dir)).map_err(|e| format!("no sentence encoder: {e}"));
         Ok(Self { settings, device, loaded })
     }
 
@@ -186,7 +193,7 @@ impl ModelBundle {
         if let Err(e) = scorer.check_encoder(Some(id), dim) {
             return Ok(Built::Skipped(format!("{e} (train a checkpoint on this encoder, or leave --encoder out)")));
         }
-        let family = BertRuberFamily::new(scorer, CheckpointIdentity::of(source.dir())?, Arc::clone(&l.encoder), Arc::clone(&l.memo), Arc::clone(&l.cache));
+        let family = BertRuberFamily::new(scorer, CheckpointIdentity::of(source.dir())?, l);
         Ok(Built::Ready(family.with_references(self.settings.references)))
     }
 

@@ -16,7 +16,7 @@ pub mod job;
 pub mod recipes;
 pub mod vectors;
 
-pub use bundle::{Built, ModelBundle, ModelSettings};
+pub use bundle::{Built, EncoderSide, ModelBundle, ModelSettings};
 pub use checkpoint::{CheckpointIdentity, ModelRequest, ModelSource, Retrain, shipped};
 pub use dialeval_slm_model::compute::Compute;
 pub use inputs::{fill_pair_texts, score_items, score_slm_pairs, slm_pair};
