@@ -109,11 +109,17 @@ pub fn reachable(url: &str) -> bool {
 ///
 /// # Errors
 /// A file that cannot be read.
-pub fn training_mix(shared: &std::path::Path, config: &dialeval_datasets::mix::MixConfig) -> Result<dialeval_datasets::mix::Mix, Box<dyn std::error::Error>> {
+pub fn training_mix(shared: &std::path::Path, config: &dialeval_datasets::mix::MixConfig, topical_test_ids: &[String]) -> Result<dialeval_datasets::mix::Mix, Box<dyn std::error::Error>> {
     use dialeval_datasets::mix::{MixSources, build_mix};
     let data = shared.join("data");
     let test_ids = dialeval_datasets::ddpp::context_ids(&data.join("silver-amr/dailydialog-plusplus-test100.context-ids.json"))?;
-    let sources = MixSources { ddpp_dir: &data.join("dailydialog-plusplus"), topical_dir: Some(&data.join("topical-chat")), dailydialog_dir: Some(&data.join("dailydialog")), test_ids: &test_ids };
+    let sources = MixSources {
+        ddpp_dir: &data.join("dailydialog-plusplus"),
+        topical_dir: Some(&data.join("topical-chat")),
+        dailydialog_dir: Some(&data.join("dailydialog")),
+        test_ids: &test_ids,
+        topical_test_ids,
+    };
     let mut mix = build_mix(&sources, config)?;
     if config.dailydialog.is_some() {
         let [listed, repeated, sharing] = mix.dailydialog_dropped;
@@ -123,12 +129,27 @@ pub fn training_mix(shared: &std::path::Path, config: &dialeval_datasets::mix::M
         std::fs::read_dir(data.join("silver-amr"))?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(".silver.amr.txt")).collect();
     silver.sort();
     let index = dialeval_datasets::amr::AmrIndex::load(&silver)?;
-    for (name, pairs) in [("train", &mut mix.train), ("dev", &mut mix.dev), ("test", &mut mix.test)] {
+    for (name, pairs) in [("train", &mut mix.train), ("dev", &mut mix.dev), ("test", &mut mix.test), ("Topical-Chat test", &mut mix.topical_test)] {
+        if pairs.is_empty() {
+            continue;
+        }
         let coverage = index.attach_pairs(pairs);
         let length = dialeval_datasets::pairs::length_separation(pairs).unwrap_or(f64::NAN);
         eprintln!("mix: {name}: {} pairs, silver graphs for {} of {} turns and responses, length-only AUC {length:.3}", pairs.len(), coverage.with_amr, coverage.turns);
     }
     Ok(mix)
+}
+
+/// The Topical-Chat conversations with silver AMR held out as a larger-graph test split: every
+/// second one of `data/silver-amr/topical-chat-valid-rare.conversation-ids.json` (23 of 46, in
+/// file order).
+///
+/// # Errors
+/// The file cannot be read or is not a JSON list of strings.
+pub fn graph_test_conversations(shared: &std::path::Path) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let path = shared.join("data/silver-amr/topical-chat-valid-rare.conversation-ids.json");
+    let ids: Vec<String> = serde_json::from_str(&std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(ids.into_iter().skip(1).step_by(2).collect())
 }
 
 /// The DailyDialog pairs of the training mix for a `--dailydialog yes|no` value.

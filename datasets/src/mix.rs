@@ -82,6 +82,10 @@ pub struct MixSources<'a> {
     pub dailydialog_dir: Option<&'a Path>,
     /// The `test.json` contexts that form the test split.
     pub test_ids: &'a [u64],
+    /// Topical-Chat conversations held out as a second test split ([`Mix::topical_test`]):
+    /// their pairs are neither trained on nor used as dev (e.g. part of the conversations with
+    /// silver AMR, whose graphs are about twice the DailyDialog++ ones).
+    pub topical_test_ids: &'a [String],
 }
 
 /// Train, dev and test pairs of the mix.
@@ -93,6 +97,8 @@ pub struct Mix {
     pub dev: Vec<TrainingPair>,
     /// The annotated DailyDialog++ test contexts' pairs, every negative kept.
     pub test: Vec<TrainingPair>,
+    /// The pairs of the held-out Topical-Chat conversations ([`MixSources::topical_test_ids`]).
+    pub topical_test: Vec<TrainingPair>,
     /// Contexts dropped by the overlap list.
     pub excluded: usize,
     /// DailyDialog dialogues dropped: listed as touching its test split, repeated, or sharing an
@@ -139,7 +145,10 @@ pub fn build_mix(sources: &MixSources<'_>, config: &MixConfig) -> Result<Mix> {
             }
             conversations.extend(part);
         }
-        pool.extend(topical_pairs(&conversations, &TopicalPairConfig { seed: config.seed, ..topical_config })?);
+        let held_out: HashSet<String> = sources.topical_test_ids.iter().map(|id| format!("topical#{id}")).collect();
+        let (test, rest): (Vec<_>, Vec<_>) = topical_pairs(&conversations, &TopicalPairConfig { seed: config.seed, ..topical_config })?.into_iter().partition(|p| held_out.contains(pair_group(p)));
+        mix.topical_test = test;
+        pool.extend(rest);
     }
     match (config.dailydialog, sources.dailydialog_dir) {
         (Some(dd_config), Some(dd_dir)) => {

@@ -201,7 +201,13 @@ fn training_mix_keeps_evaluation_contexts_out_and_length_uninformative() {
     use dialeval_datasets::pairs::{length_separation, pair_group};
     let Some(data) = data() else { return };
     let ids: Vec<u64> = serde_json::from_str(&std::fs::read_to_string(data.join("silver-amr/dailydialog-plusplus-test100.context-ids.json")).unwrap()).unwrap();
-    let sources = MixSources { ddpp_dir: &data.join("dailydialog-plusplus"), topical_dir: Some(&data.join("topical-chat")), dailydialog_dir: Some(&data.join("dailydialog")), test_ids: &ids };
+    let sources = MixSources {
+        ddpp_dir: &data.join("dailydialog-plusplus"),
+        topical_dir: Some(&data.join("topical-chat")),
+        dailydialog_dir: Some(&data.join("dailydialog")),
+        test_ids: &ids,
+        topical_test_ids: &[],
+    };
     let config = MixConfig::default();
     let mix = build_mix(&sources, &config).unwrap();
     assert_eq!(mix.excluded, 1157, "every overlap entry is dropped");
@@ -232,6 +238,15 @@ fn training_mix_keeps_evaluation_contexts_out_and_length_uninformative() {
     let raw_sep = length_separation(&raw.train).unwrap();
     assert!(raw_sep < 0.40, "length AUC of DailyDialog++ as released {raw_sep}");
     assert_eq!(build_mix(&sources, &config).unwrap(), mix, "seeded");
+
+    // Held-out Topical-Chat conversations: their pairs only in the second test split.
+    let held: Vec<String> =
+        serde_json::from_str::<Vec<String>>(&std::fs::read_to_string(data.join("silver-amr/topical-chat-valid-rare.conversation-ids.json")).unwrap()).unwrap().into_iter().step_by(2).collect();
+    let with_test = build_mix(&MixSources { topical_test_ids: &held, ..sources }, &config).unwrap();
+    let held_groups: std::collections::HashSet<String> = held.iter().map(|id| format!("topical#{id}")).collect();
+    assert!(!with_test.topical_test.is_empty() && with_test.topical_test.iter().all(|p| held_groups.contains(pair_group(p))));
+    assert!(with_test.train.iter().chain(&with_test.dev).all(|p| !held_groups.contains(pair_group(p))), "a held-out conversation is trained on");
+    assert_eq!(with_test.train.len() + with_test.dev.len() + with_test.topical_test.len(), mix.train.len() + mix.dev.len());
 }
 
 #[test]
@@ -294,7 +309,7 @@ fn dailydialog_train_split_without_test_overlap_and_its_pairs() {
 
     // In the mix: the dialogues that share an utterance with the DailyDialog++ test split go.
     let ids: Vec<u64> = serde_json::from_str(&std::fs::read_to_string(data.join("silver-amr/dailydialog-plusplus-test100.context-ids.json")).unwrap()).unwrap();
-    let sources = MixSources { ddpp_dir: &data.join("dailydialog-plusplus"), topical_dir: None, dailydialog_dir: Some(&dir), test_ids: &ids };
+    let sources = MixSources { ddpp_dir: &data.join("dailydialog-plusplus"), topical_dir: None, dailydialog_dir: Some(&dir), test_ids: &ids, topical_test_ids: &[] };
     let mix = build_mix(&sources, &MixConfig { topical: None, positives_negatives: 0, dailydialog: Some(DailyDialogPairConfig::default()), ..MixConfig::default() }).unwrap();
     eprintln!("DailyDialog dropped: {:?} (listed, repeated, sharing with the test split)", mix.dailydialog_dropped);
     let test_keys: std::collections::HashSet<String> = mix.test.iter().flat_map(|p| p.context.iter().chain([&p.response])).filter_map(|t| overlap_key(t)).collect();

@@ -75,7 +75,7 @@ fn pair_builders_give_the_same_pairs_on_any_thread_count() {
 fn the_training_mix_is_the_same_on_any_thread_count() {
     let Some(shared) = dialeval_testkit::shared_dir() else { return };
     let (ddpp_dir, topical_dir) = (shared.join("data/dailydialog-plusplus"), shared.join("data/topical-chat"));
-    let sources = MixSources { ddpp_dir: &ddpp_dir, topical_dir: Some(&topical_dir), dailydialog_dir: None, test_ids: &[1, 5, 9, 77, 123] };
+    let sources = MixSources { ddpp_dir: &ddpp_dir, topical_dir: Some(&topical_dir), dailydialog_dir: None, test_ids: &[1, 5, 9, 77, 123], topical_test_ids: &[] };
     let mix = || build_mix(&sources, &MixConfig::default()).unwrap();
     let one = on(1, mix);
     assert_eq!(one, on(4, mix));

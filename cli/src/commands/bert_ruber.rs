@@ -219,6 +219,7 @@ fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error
                             topical_knowledge: t.knowledge.yes(),
                             ..Default::default()
                         },
+                        &[],
                     )?;
                     test_pairs = mix.test;
                     (mix_triples(&mix.train, &config), mix_triples(&mix.dev, &config))

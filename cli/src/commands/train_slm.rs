@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release --example train_slm -- --data mix|ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only|concat]
 //!     [--text-encoder pretrained|cross|scratch] [--graph-dropout 0.3] [--topical yes|no] [--dailydialog yes|no] [--length-control yes|no] [--contrastive-weight 0.5] [--encoder DIR]
-//!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--knowledge-unit whole|sentence] [--context-turns 2] [--turns yes|no]
+//!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--knowledge-unit whole|sentence] [--context-turns 2] [--turns yes|no] [--graph-test yes|no]
 //!     [--epochs 5] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
 //! ```
 //! - `mix` (the default): the training mix of `dialeval_datasets::mix` — DailyDialog++ dev + test
@@ -122,6 +122,11 @@ struct Args {
     /// mix: context turns the model reads (the last ones).
     #[arg(long, default_value_t = 2)]
     context_turns: usize,
+    /// mix: hold out every second Topical-Chat conversation with silver AMR (23 of 46, graphs
+    /// about twice the DailyDialog++ ones) as a second test split, reported with and without
+    /// its graphs, overall and per band of response-graph size (`topical_test` in test.json).
+    #[arg(long, value_enum, default_value_t = YesNo::No)]
+    graph_test: YesNo,
     /// The pretrained head's turn channel: the last turn read apart from the joined context,
     /// and a learned residual on the zero-shot cosines of the response with the last turn and
     /// the last two (Context-Cosine, Context-Cosine-2).
@@ -157,6 +162,38 @@ fn test_metrics(scores: &[f64], pairs: &[TrainingPair]) -> serde_json::Value {
     })
 }
 
+/// Concept nodes of a pair's response graph (`None`: no graph, or one that does not parse).
+fn response_nodes(pair: &TrainingPair) -> Option<usize> {
+    pair.response_amr.as_deref().and_then(|p| dialeval_amr_graph::AmrGraph::decode(p).ok()).map(|g| g.instances().count())
+}
+
+/// ROC AUC of the held-out Topical-Chat pairs with their graphs and with every graph withheld,
+/// on all of them and per band of response-graph size (terciles of the positives' sizes; a
+/// negative falls in the band of its own response graph).
+fn graph_bands(scorer: &Scorer, pairs: &[TrainingPair], vectors: Option<&dyn SentenceVectors>) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    let with = scorer.score(pairs, vectors)?;
+    let without = scorer.score_with(pairs, vectors, Graphs::Withhold)?;
+    let nodes: Vec<Option<usize>> = pairs.iter().map(response_nodes).collect();
+    let mut sizes: Vec<usize> = nodes.iter().zip(pairs).filter(|(_, p)| p.label() == 1).filter_map(|(n, _)| *n).collect();
+    sizes.sort_unstable();
+    let (a, b) = (sizes.get(sizes.len() / 3).copied().unwrap_or(0), sizes.get(2 * sizes.len() / 3).copied().unwrap_or(0));
+    let bands: [(String, Box<dyn Fn(Option<usize>) -> bool>); 4] = [
+        ("all".into(), Box::new(|_| true)),
+        (format!("<= {a} nodes"), Box::new(move |n| n.is_some_and(|n| n <= a))),
+        (format!("{}-{b} nodes", a + 1), Box::new(move |n| n.is_some_and(|n| n > a && n <= b))),
+        (format!("> {b} nodes"), Box::new(move |n| n.is_some_and(|n| n > b))),
+    ];
+    let mut out = serde_json::Map::new();
+    for (name, keep) in &bands {
+        let idx: Vec<usize> = (0..pairs.len()).filter(|&i| keep(nodes[i])).collect();
+        let labels: Vec<u8> = idx.iter().map(|&i| pairs[i].label()).collect();
+        let pick = |s: &[f64]| idx.iter().map(|&i| s[i]).collect::<Vec<_>>();
+        let (auc_with, auc_without) = (roc_auc(&pick(&with), &labels).ok(), roc_auc(&pick(&without), &labels).ok());
+        out.insert(name.clone(), json!({"pairs": idx.len(), "positives": labels.iter().filter(|&&l| l == 1).count(), "auc": auc_with, "auc_graphs_withheld": auc_without}));
+    }
+    Ok(serde_json::Value::Object(out))
+}
+
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (shared, out, mode, seed, limit, text_encoder) = (&args.shared, &args.out, args.mode, args.seed, args.limit, args.text_encoder);
     if args.data != Data::Mix && args.context_turns != 2 {
@@ -165,6 +202,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     if args.knowledge.yes() && (args.data != Data::Mix || !args.topical.yes() || text_encoder == TextEncoderKind::Scratch) {
         return Err("--knowledge yes needs --data mix --topical yes (the Topical-Chat turns carry the knowledge) and --text-encoder pretrained or cross".into());
     }
+    if args.graph_test.yes() && (args.data != Data::Mix || !args.topical.yes()) {
+        return Err("--graph-test yes holds out Topical-Chat conversations of the mix: it needs --data mix --topical yes".into());
+    }
+    let mut graph_test: Vec<TrainingPair> = Vec::new();
     let (mut train_pairs, mut dev_pairs, mut test_pairs) = match args.data {
         Data::Mix => {
             let topical = crate::support::topical_flag(args.topical).map(|c| dialeval_datasets::pairs::TopicalPairConfig { history: args.context_turns, ..c });
@@ -177,7 +218,9 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 config.topical = config.topical.map(|t| dialeval_datasets::pairs::TopicalPairConfig { length_matched_share: 0.0, ..t });
                 config.dailydialog = config.dailydialog.map(|d| dialeval_datasets::pairs::DailyDialogPairConfig { length_matched_share: 0.0, ..d });
             }
-            let mix = crate::support::training_mix(shared, &config)?;
+            let held_out = if args.graph_test.yes() { crate::support::graph_test_conversations(shared)? } else { Vec::new() };
+            let mix = crate::support::training_mix(shared, &config, &held_out)?;
+            graph_test = mix.topical_test;
             (mix.train, mix.dev, mix.test)
         }
         Data::Ddpp => {
@@ -256,7 +299,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &args.device.device()?)?;
             let mut cache = crate::support::embedding_cache(&encoder)?;
             let bar = crate::support::Progress::new("embedding");
-            dialeval_eval::models::fill_pair_texts(&mut cache, &encoder, &config.vector_inputs().texts_of(&[&train_pairs, &dev_pairs, &test_pairs]), &|d, t| bar.update(d, t))?;
+            dialeval_eval::models::fill_pair_texts(&mut cache, &encoder, &config.vector_inputs().texts_of(&[&train_pairs, &dev_pairs, &test_pairs, &graph_test]), &|d, t| bar.update(d, t))?;
             bar.finish();
             (Some(encoder), Some(cache))
         }
@@ -273,6 +316,9 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut test = test_metrics(&scorer.score(&test_pairs, vectors)?, &test_pairs);
     if mode != Mode::TextOnly && test_pairs.iter().any(|p| p.response_amr.is_some()) {
         test["graphs_withheld"] = test_metrics(&scorer.score_with(&test_pairs, vectors, Graphs::Withhold)?, &test_pairs);
+    }
+    if !graph_test.is_empty() {
+        test["topical_test"] = graph_bands(&scorer, &graph_test, vectors)?;
     }
     std::fs::write(out.join("test.json"), serde_json::to_string_pretty(&test)?)?;
     println!("{}", json!({ "test": test }));
