@@ -27,10 +27,11 @@ use dialeval_eval::models::{Compute, ddpp_slm_pairs, slm_pair, split_contexts};
 use dialeval_eval::plot::{Heatmap, heatmap};
 use dialeval_examples::{Progress, human_criteria};
 use dialeval_metrics::correlation::CorrelationKind;
+use dialeval_metrics::describe::MeanSd;
 use dialeval_metrics::report::{CorrelationReport, ReportConfig};
 use dialeval_slm_model::model::Mode;
 use dialeval_slm_model::train::{Scorer, TrainConfig, auc_against, train};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, clap::Parser)]
 #[command(about = "Gated vs text-only vs graph-only SLM on DailyDialog++ with silver AMR, over seeds")]
@@ -103,8 +104,14 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     eprintln!("amr_experiment: USR-PersonaChat: graphs for {} of {} utterances", usr_coverage.with_amr, usr_coverage.turns);
     let usr_pairs: Vec<TrainingPair> = usr.iter().map(|item| slm_pair(item, 2)).collect();
     let criteria = human_criteria(&usr);
-    // Earlier runs into the same directory (other modes or seeds) are kept.
-    let mut results: Vec<serde_json::Value> = std::fs::read_to_string(out.join("results.json")).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+    // Earlier runs into the same directory (other modes or seeds) are kept; a file that is
+    // there and does not read is an error, not a fresh start.
+    let results_path = out.join("results.json");
+    let mut results: Vec<RunResult> = match std::fs::read_to_string(&results_path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| format!("{}: {e}", results_path.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(format!("{}: {e}", results_path.display()).into()),
+    };
     for &seed in seeds {
         let (train_p, dev_p) = split_contexts(pairs.clone(), seed)?;
         for &mode in modes {
@@ -119,21 +126,20 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             // The rest of the test set has no graphs: a graph-only model scores it blind.
             let rest_scores = if mode == Mode::GraphOnly { Vec::new() } else { scorer.score(&rest_pairs, None)? };
             let rest_auc = |kind| auc_against(&rest_pairs, &rest_scores, kind).ok(); // None without scores
-            let row = json!({
-                "mode": mode, "seed": seed, "epochs_run": seconds.len(), "epochs_this_process": logs.len(),
-                "seconds_per_epoch": seconds.iter().sum::<f64>() / seconds.len().max(1) as f64,
-                "test100_auc_adversarial": auc_against(&test_pairs, &test_scores, PairKind::AdversarialNegative).ok(),
-                "test100_auc_random": auc_against(&test_pairs, &test_scores, PairKind::RandomNegative).ok(),
-                "test_rest_auc_adversarial": rest_auc(PairKind::AdversarialNegative),
-                "test_rest_auc_random": rest_auc(PairKind::RandomNegative),
-                "usr_scores": scorer.score(&usr_pairs, None)?,
-            });
-            eprintln!(
-                "amr_experiment: {mode:?} seed {seed}: test100 AUC adversarial {:.3}, random {:.3}",
-                row["test100_auc_adversarial"].as_f64().unwrap_or(f64::NAN),
-                row["test100_auc_random"].as_f64().unwrap_or(f64::NAN)
-            );
-            results.retain(|r| !(r["mode"] == row["mode"] && r["seed"] == row["seed"]));
+            let row = RunResult {
+                mode,
+                seed,
+                epochs_run: seconds.len(),
+                epochs_this_process: logs.len(),
+                seconds_per_epoch: seconds.iter().sum::<f64>() / seconds.len().max(1) as f64,
+                test100_auc_adversarial: auc_against(&test_pairs, &test_scores, PairKind::AdversarialNegative).ok(),
+                test100_auc_random: auc_against(&test_pairs, &test_scores, PairKind::RandomNegative).ok(),
+                test_rest_auc_adversarial: rest_auc(PairKind::AdversarialNegative),
+                test_rest_auc_random: rest_auc(PairKind::RandomNegative),
+                usr_scores: Some(scorer.score(&usr_pairs, None)?),
+            };
+            eprintln!("amr_experiment: {mode:?} seed {seed}: test100 AUC adversarial {:.3}, random {:.3}", row.test100_auc_adversarial.unwrap_or(f64::NAN), row.test100_auc_random.unwrap_or(f64::NAN));
+            results.retain(|r| !(r.mode == row.mode && r.seed == row.seed));
             results.push(row);
             std::fs::write(out.join("results.json"), serde_json::to_string_pretty(&results)?)?;
         }
@@ -141,58 +147,56 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     report(out, &results, &criteria)
 }
 
-/// Mean of the finite values (NaN when there is none).
-fn mean(v: &[f64]) -> f64 {
-    let finite: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-    if finite.is_empty() { f64::NAN } else { finite.iter().sum::<f64>() / finite.len() as f64 }
-}
-
-/// Mean ± sample standard deviation of the finite values (the value alone when there is one).
-fn mean_sd(v: &[f64]) -> String {
-    let v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-    let mean = mean(&v);
-    if v.is_empty() {
-        return "n/a".to_owned();
-    }
-    if v.len() == 1 {
-        return format!("{mean:.3}");
-    }
-    let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len().max(2) - 1) as f64).sqrt();
-    format!("{mean:.3} ± {sd:.3}")
+/// One trained run: its mode and seed, its test AUCs and its USR-PersonaChat scores (rows of an
+/// earlier version of this program have none; rerunning scores them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct RunResult {
+    mode: Mode,
+    seed: u64,
+    epochs_run: usize,
+    epochs_this_process: usize,
+    seconds_per_epoch: f64,
+    test100_auc_adversarial: Option<f64>,
+    test100_auc_random: Option<f64>,
+    test_rest_auc_adversarial: Option<f64>,
+    test_rest_auc_random: Option<f64>,
+    #[serde(default)]
+    usr_scores: Option<Vec<f64>>,
 }
 
 /// The summary table (stdout), the USR-PersonaChat correlations of every run with every
 /// criterion (`usr_correlations.md/.json`: Pearson with Fisher-z intervals, Spearman and Kendall
 /// with bootstrap intervals) and a heat map of the mean Spearman per mode and criterion.
-fn report(out: &Path, results: &[serde_json::Value], criteria: &[(String, Vec<f64>)]) -> Result<(), Box<dyn std::error::Error>> {
+fn report(out: &Path, results: &[RunResult], criteria: &[(String, Vec<f64>)]) -> Result<(), Box<dyn std::error::Error>> {
+    let mode_name = |m: Mode| serde_json::to_value(m).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_else(|| format!("{m:?}"));
     let mut modes: Vec<String> = Vec::new();
     for r in results {
-        let m = r["mode"].as_str().unwrap_or("?").to_owned();
+        let m = mode_name(r.mode);
         if !modes.contains(&m) {
             modes.push(m);
         }
     }
     // Rows of an earlier version of this program have no USR scores; rerunning scores them.
-    let runs: Vec<(String, &serde_json::Value)> = results.iter().filter(|r| r["usr_scores"].is_array()).map(|r| (format!("{} seed {}", r["mode"].as_str().unwrap_or("?"), r["seed"]), r)).collect();
-    let scores: Vec<Vec<f64>> = runs.iter().map(|(_, r)| r["usr_scores"].as_array().map(|a| a.iter().map(|v| v.as_f64().unwrap_or(f64::NAN)).collect()).unwrap_or_default()).collect();
-    let metric_refs: Vec<(&str, &[f64])> = runs.iter().zip(&scores).map(|((name, _), s)| (name.as_str(), s.as_slice())).collect();
+    let runs: Vec<(String, &RunResult, &[f64])> = results.iter().filter_map(|r| Some((format!("{} seed {}", mode_name(r.mode), r.seed), r, r.usr_scores.as_deref()?))).collect();
+    let metric_refs: Vec<(&str, &[f64])> = runs.iter().map(|(name, _, s)| (name.as_str(), *s)).collect();
     let criteria_refs: Vec<(&str, &[f64])> = criteria.iter().map(|(c, v)| (c.as_str(), v.as_slice())).collect();
     let usr = CorrelationReport::build(&metric_refs, &criteria_refs, &ReportConfig::default())?;
     std::fs::write(out.join("usr_correlations.md"), usr.to_markdown())?;
     std::fs::write(out.join("usr_correlations.json"), serde_json::to_string_pretty(&usr)?)?;
     let statistic = |run: &str, criterion: &str, kind: CorrelationKind| usr.rows.iter().find(|r| r.metric == run && r.criterion == criterion && r.kind == kind).map_or(f64::NAN, |r| r.statistic);
-    let per_mode = |mode: &str, f: &dyn Fn(&str, &serde_json::Value) -> f64| -> Vec<f64> { runs.iter().filter(|(_, r)| r["mode"] == mode).map(|(name, r)| f(name, r)).collect() };
-    let num = |k: &'static str| move |_: &str, r: &serde_json::Value| r[k].as_f64().unwrap_or(f64::NAN);
+    let per_mode = |mode: &str, f: &dyn Fn(&str, &RunResult) -> f64| -> Vec<f64> { runs.iter().filter(|(_, r, _)| mode_name(r.mode) == mode).map(|(name, r, _)| f(name, r)).collect() };
+    let num = |k: fn(&RunResult) -> Option<f64>| move |_: &str, r: &RunResult| k(r).unwrap_or(f64::NAN);
+    let mean_sd = |v: &[f64]| MeanSd::of(v).to_string();
     println!("| mode (seeds) | test100 AUC pos vs adv | test100 AUC pos vs rand | rest-of-test AUC adv | rest-of-test AUC rand | s/epoch |\n|---|---|---|---|---|---|");
     for mode in &modes {
         println!(
             "| {mode} ({}) | {} | {} | {} | {} | {} |",
-            runs.iter().filter(|(_, r)| r["mode"] == mode.as_str()).count(),
-            mean_sd(&per_mode(mode, &num("test100_auc_adversarial"))),
-            mean_sd(&per_mode(mode, &num("test100_auc_random"))),
-            mean_sd(&per_mode(mode, &num("test_rest_auc_adversarial"))),
-            mean_sd(&per_mode(mode, &num("test_rest_auc_random"))),
-            mean_sd(&per_mode(mode, &num("seconds_per_epoch"))),
+            runs.iter().filter(|(_, r, _)| mode_name(r.mode) == *mode).count(),
+            mean_sd(&per_mode(mode, &num(|r| r.test100_auc_adversarial))),
+            mean_sd(&per_mode(mode, &num(|r| r.test100_auc_random))),
+            mean_sd(&per_mode(mode, &num(|r| r.test_rest_auc_adversarial))),
+            mean_sd(&per_mode(mode, &num(|r| r.test_rest_auc_random))),
+            mean_sd(&per_mode(mode, &num(|r| Some(r.seconds_per_epoch)))),
         );
     }
     println!("\nUSR-PersonaChat, turn level, Spearman / Pearson (mean ± sd over seeds):\n");
@@ -204,7 +208,7 @@ fn report(out: &Path, results: &[serde_json::Value], criteria: &[(String, Vec<f6
             let s = per_mode(mode, &|name, _| statistic(name, c, CorrelationKind::Spearman));
             let p = per_mode(mode, &|name, _| statistic(name, c, CorrelationKind::Pearson));
             cells.push(format!("{} / {}", mean_sd(&s), mean_sd(&p)));
-            means.push(mean(&s));
+            means.push(MeanSd::of(&s).mean.unwrap_or(f64::NAN));
         }
         println!("| {mode} | {} |", cells.join(" | "));
         heat.push(means);

@@ -3,9 +3,11 @@
 //! Scores and statistics for dialogue evaluation, each aligned to its Python reference:
 //!
 //! - [`correlation`]: Pearson, Spearman, Kendall tau-b with scipy 1.17's p-values;
-//! - [`special`]: the distribution functions behind them.
+//! - [`special`]: the distribution functions behind them;
+//! - [`describe`]: mean ± sample standard deviation over repeated runs ([`describe::MeanSd`]).
 
 pub mod correlation;
+pub mod describe;
 pub mod embedding;
 mod error;
 pub mod inference;

@@ -177,15 +177,11 @@ fn graph_bands(scorer: &Scorer, pairs: &[TrainingPair], vectors: Option<&dyn Sen
     let mut sizes: Vec<usize> = nodes.iter().zip(pairs).filter(|(_, p)| p.label() == 1).filter_map(|(n, _)| *n).collect();
     sizes.sort_unstable();
     let (a, b) = (sizes.get(sizes.len() / 3).copied().unwrap_or(0), sizes.get(2 * sizes.len() / 3).copied().unwrap_or(0));
-    let bands: [(String, Box<dyn Fn(Option<usize>) -> bool>); 4] = [
-        ("all".into(), Box::new(|_| true)),
-        (format!("<= {a} nodes"), Box::new(move |n| n.is_some_and(|n| n <= a))),
-        (format!("{}-{b} nodes", a + 1), Box::new(move |n| n.is_some_and(|n| n > a && n <= b))),
-        (format!("> {b} nodes"), Box::new(move |n| n.is_some_and(|n| n > b))),
-    ];
+    // (name, node range; `None`: every pair, with a graph or not).
+    let bands = [("all".to_owned(), None), (format!("<= {a} nodes"), Some(0..=a)), (format!("{}-{b} nodes", a + 1), Some(a + 1..=b)), (format!("> {b} nodes"), Some(b + 1..=usize::MAX))];
     let mut out = serde_json::Map::new();
-    for (name, keep) in &bands {
-        let idx: Vec<usize> = (0..pairs.len()).filter(|&i| keep(nodes[i])).collect();
+    for (name, range) in &bands {
+        let idx: Vec<usize> = (0..pairs.len()).filter(|&i| range.as_ref().is_none_or(|r| nodes[i].is_some_and(|n| r.contains(&n)))).collect();
         let labels: Vec<u8> = idx.iter().map(|&i| pairs[i].label()).collect();
         let pick = |s: &[f64]| idx.iter().map(|&i| s[i]).collect::<Vec<_>>();
         let (auc_with, auc_without) = (roc_auc(&pick(&with), &labels).ok(), roc_auc(&pick(&without), &labels).ok());
