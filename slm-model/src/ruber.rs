@@ -536,12 +536,13 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
     write_json(&dir.join("ruber.json"), &meta)?;
     let device = config.compute.device()?.autodiff();
     let plain = device.clone().without_autodiff();
-    // Built on the CPU under the seed and moved (its parameters are drawn at first use, on the
-    // device; measured equal to flex within the tolerance of `compute` in `tests/wgpu_train.rs`).
+    // Drawn on the CPU under the seed and materialised before the move, as the SLM is: the same
+    // initial weights on every device (burn draws a parameter lazily, on the device it lives on
+    // at first use, and each backend has its own random stream).
     let init_device = Device::flex().autodiff();
     init_device.seed(config.seed);
     device.seed(config.seed);
-    let mut model = config.init(cache.dim(), vocab, &init_device).fork(&device);
+    let mut model = crate::compute::materialized(config.init(cache.dim(), vocab, &init_device)).fork(&device);
     let mut optim = AdamConfig::new().with_grad_clipping(Some(GradientClippingConfig::Norm(5.0))).init();
     let mut state = LoopState::new(config.lr);
     if resume {

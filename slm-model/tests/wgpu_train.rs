@@ -107,8 +107,10 @@ fn ruber_training_and_scoring_on_wgpu_match_flex() {
     let (cpu_dir, gpu_dir) = (dir("ruber-cpu"), dir("ruber-gpu"));
     let on_cpu = train_unreferenced(&train_t, &dev_t, &cache, 30, &config(Compute::Cpu), &cpu_dir, &|_, _, _| {}).unwrap();
     let on_gpu = train_unreferenced(&train_t, &dev_t, &cache, 30, &config(GPU), &gpu_dir, &|_, _, _| {}).unwrap();
+    // The same initial weights on both devices (drawn on the CPU and materialised before the
+    // move): the losses agree to float summation order.
     for (a, b) in on_cpu.iter().zip(&on_gpu) {
-        close(a.train_loss, b.train_loss, 1e-2, &format!("epoch {} training loss", a.epoch));
+        close(a.train_loss, b.train_loss, 1e-4, &format!("epoch {} training loss", a.epoch));
     }
     let pairs: Vec<(&str, &str)> = dev_t.iter().map(|t| (t.query.as_str(), t.positive.as_str())).collect();
     let a = RuberScorer::load(&cpu_dir, Compute::Cpu.device().unwrap()).unwrap().score(&cache, &pairs).unwrap();
