@@ -83,8 +83,9 @@ pub struct MixSources<'a> {
     /// The `test.json` contexts that form the test split.
     pub test_ids: &'a [u64],
     /// Topical-Chat conversations held out as a second test split ([`Mix::topical_test`]):
-    /// their pairs are neither trained on nor used as dev (e.g. part of the conversations with
-    /// silver AMR, whose graphs are about twice the DailyDialog++ ones).
+    /// their pairs are neither trained on nor used as dev, and their negatives are drawn among
+    /// them (e.g. part of the conversations with silver AMR, whose graphs are about twice the
+    /// DailyDialog++ ones: every response of the split then has its graph).
     pub topical_test_ids: &'a [String],
 }
 
@@ -145,10 +146,19 @@ pub fn build_mix(sources: &MixSources<'_>, config: &MixConfig) -> Result<Mix> {
             }
             conversations.extend(part);
         }
-        let held_out: HashSet<String> = sources.topical_test_ids.iter().map(|id| format!("topical#{id}")).collect();
-        let (test, rest): (Vec<_>, Vec<_>) = topical_pairs(&conversations, &TopicalPairConfig { seed: config.seed, ..topical_config })?.into_iter().partition(|p| held_out.contains(pair_group(p)));
-        mix.topical_test = test;
-        pool.extend(rest);
+        // Held-out conversations form their own pairs, negatives drawn among themselves: every
+        // response of the split then comes from a conversation of the split (with silver AMR,
+        // for the held-out part of the annotated ones), so having a graph cannot tell a positive
+        // from a negative.
+        let held_out: HashSet<&str> = sources.topical_test_ids.iter().map(String::as_str).collect();
+        let (test, rest): (Vec<_>, Vec<_>) = conversations.into_iter().partition(|c| held_out.contains(c.id.as_str()));
+        let pairs_config = TopicalPairConfig { seed: config.seed, ..topical_config };
+        if test.len() >= 2 {
+            mix.topical_test = topical_pairs(&test, &pairs_config)?;
+        } else if !test.is_empty() {
+            return Err(crate::Error::Config("a held-out Topical-Chat test needs at least two conversations (negatives are drawn among them)".into()));
+        }
+        pool.extend(topical_pairs(&rest, &pairs_config)?);
     }
     match (config.dailydialog, sources.dailydialog_dir) {
         (Some(dd_config), Some(dd_dir)) => {
