@@ -456,6 +456,36 @@ pub fn diplomacy_pairs(blocks: &[AmrBlock], config: &DiplomacyPairConfig) -> Res
     Ok((per_conversation.into_iter().flatten().collect(), skipped))
 }
 
+/// One turn of a conversation as a next-turn training example: the turns before it and its
+/// knowledge, shared by its positive and its drawn negatives ([`topical_pairs`],
+/// [`dailydialog_pairs`]).
+struct NextTurn {
+    /// The conversation's group (`topical#<id>`, `dailydialog#<line>`), the id's first part.
+    group: String,
+    /// The turn's index in the conversation.
+    turn: usize,
+    context: Vec<String>,
+    knowledge: Option<String>,
+}
+
+impl NextTurn {
+    /// Appends the positive (the turn itself) and the negatives `(j, kind, response)`, with
+    /// ids `<group>/<kind>/<turn>-<j>`.
+    fn push_pairs(&self, pairs: &mut Vec<TrainingPair>, positive: &str, negatives: &[(usize, PairKind, &str)]) {
+        let make = |response: &str, kind: PairKind, j: usize| TrainingPair {
+            id: format!("{}/{kind:?}/{}-{j}", self.group, self.turn),
+            context: self.context.clone(),
+            response: response.to_owned(),
+            kind,
+            context_amr: vec![None; self.context.len()],
+            response_amr: None,
+            knowledge: self.knowledge.clone(),
+        };
+        pairs.push(make(positive, PairKind::Positive, 0));
+        pairs.extend(negatives.iter().map(|&(j, kind, r)| make(r, kind, j)));
+    }
+}
+
 /// Settings of [`topical_pairs`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TopicalPairConfig {
@@ -540,19 +570,8 @@ pub fn topical_pairs(conversations: &[crate::topical::TopicalConversation], conf
         let mut pairs = Vec::new();
         for (k, negatives) in (1..conv.turns.len()).zip(&negatives[c]) {
             let context: Vec<String> = conv.turns[k.saturating_sub(config.history)..k].iter().map(|t| t.message.clone()).collect();
-            let make = |response: &str, kind: PairKind, j: usize| TrainingPair {
-                id: format!("topical#{}/{kind:?}/{k}-{j}", conv.id),
-                context: context.clone(),
-                response: response.to_owned(),
-                kind,
-                context_amr: vec![None; context.len()],
-                response_amr: None,
-                knowledge: conv.turns[k].knowledge.clone(),
-            };
-            pairs.push(make(conv.turns[k].message.as_str(), PairKind::Positive, 0));
-            for &(j, kind, r) in negatives {
-                pairs.push(make(r, kind, j));
-            }
+            let turn = NextTurn { group: format!("topical#{}", conv.id), turn: k, context, knowledge: conv.turns[k].knowledge.clone() };
+            turn.push_pairs(&mut pairs, &conv.turns[k].message, negatives);
         }
         pairs
     });
@@ -701,19 +720,8 @@ pub fn dailydialog_pairs(dialogues: &[crate::dailydialog::DailyDialogue], config
         let mut pairs = Vec::new();
         for (k, drawn) in (1..dialogue.turns.len()).zip(&negatives[d]) {
             let context: Vec<String> = dialogue.turns[k.saturating_sub(config.history)..k].to_vec();
-            let make = |response: &str, kind: PairKind, j: usize| TrainingPair {
-                id: format!("dailydialog#{}/{kind:?}/{k}-{j}", dialogue.line),
-                context: context.clone(),
-                response: response.to_owned(),
-                kind,
-                context_amr: vec![None; context.len()],
-                response_amr: None,
-                knowledge: None,
-            };
-            pairs.push(make(&dialogue.turns[k], PairKind::Positive, 0));
-            for &(j, kind, r) in drawn {
-                pairs.push(make(r, kind, j));
-            }
+            let turn = NextTurn { group: format!("dailydialog#{}", dialogue.line), turn: k, context, knowledge: None };
+            turn.push_pairs(&mut pairs, &dialogue.turns[k], drawn);
         }
         pairs
     });
