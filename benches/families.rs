@@ -25,7 +25,7 @@ use dialeval_eval::MetricFamily;
 use dialeval_eval::families::llm::prompt_input;
 use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LengthFamily, LexicalFamily, SlmFamily, SmatchFamily};
 use dialeval_eval::models::{CheckpointIdentity, EncoderSide, default_cache_dir};
-use dialeval_llm_prompt::prompt::{Scale, Templates, Variant};
+use dialeval_llm_prompt::prompt::{Layout, Templates, Variant};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
 use dialeval_slm_model::ruber::RuberScorer;
 use dialeval_slm_model::train::Scorer;
@@ -97,7 +97,7 @@ fn bench_render(c: &mut Criterion) {
     let inputs: Vec<_> = items.iter().map(|i| dialeval_llm_prompt::prompt::PromptInput { slm_score: Some(0.7), ..prompt_input(i) }).collect();
     let criteria = [Quality::Naturalness, Quality::Coherence, Quality::Engagingness, Quality::Groundedness];
     c.bench_function("llm/render_full", |b| {
-        b.iter(|| inputs.iter().flat_map(|input| criteria.iter().map(move |&q| templates.render(input, q, Variant::Full, Scale::default(), 12_000).unwrap().user.len())).sum::<usize>());
+        b.iter(|| inputs.iter().flat_map(|input| criteria.iter().map(move |&q| templates.render(input, q, &Layout::new(Variant::Full).within(12_000)).unwrap().user.len())).sum::<usize>());
     });
 }
 

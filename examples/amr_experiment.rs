@@ -23,14 +23,14 @@ use std::process::ExitCode;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::pairs::{PairKind, TrainingPair};
-use dialeval_eval::models::{Compute, ddpp_slm_pairs, slm_pair, split_contexts};
+use dialeval_eval::models::{Compute, SlmPairing, ddpp_slm_pairs, slm_pair, split_contexts};
 use dialeval_eval::plot::{Heatmap, heatmap};
 use dialeval_examples::{Progress, human_criteria};
 use dialeval_metrics::correlation::CorrelationKind;
 use dialeval_metrics::describe::MeanSd;
 use dialeval_metrics::report::{CorrelationReport, ReportConfig};
 use dialeval_slm_model::model::Mode;
-use dialeval_slm_model::train::{Scorer, TrainConfig, auc_against, train};
+use dialeval_slm_model::train::{Scorer, TrainConfig, TrainingData, auc_against, train};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, clap::Parser)]
@@ -82,12 +82,13 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let test_all = ddpp::load(&dd.join("test.json"))?;
     let (annotated, mut rest): (Vec<_>, Vec<_>) = test_all.into_iter().partition(|c| test_ids.contains(&c.id));
     rest.truncate(args.rest_contexts);
-    let dev = ddpp_slm_pairs(&dev_contexts, "dev.json", &exclude, &index, 0)?;
+    let pairing = SlmPairing { exclude: &exclude, index: &index, seed: 0 };
+    let dev = ddpp_slm_pairs(&dev_contexts, "dev.json", &pairing)?;
     let (pairs, dev_coverage) = (dev.pairs, dev.coverage);
-    let test = ddpp_slm_pairs(&annotated, "test.json", &exclude, &index, 0)?;
+    let test = ddpp_slm_pairs(&annotated, "test.json", &pairing)?;
     let (test_pairs, test_coverage) = (test.pairs, test.coverage);
     // The rest of the test set has no silver graphs: an empty index leaves them text-only.
-    let rest_pairs = ddpp_slm_pairs(&rest, "test.json", &exclude, &AmrIndex::default(), 0)?.pairs;
+    let rest_pairs = ddpp_slm_pairs(&rest, "test.json", &SlmPairing { index: &AmrIndex::default(), ..pairing })?.pairs;
     eprintln!(
         "amr_experiment: {} dev contexts → {} pairs (graphs for {} of {} turns and responses); test: {} annotated pairs (graphs for {} of {}), {} text-only pairs",
         dev_contexts.len(),
@@ -117,7 +118,9 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         for &mode in modes {
             let dir = out.join(format!("{}-seed{seed}", serde_json::to_value(mode)?.as_str().unwrap_or("mode")));
             let bar = Progress::new(&format!("{mode:?} seed {seed}"));
-            let logs = train(&train_p, &dev_p, &TrainConfig { mode, epochs, seed, compute: args.device, ..TrainConfig::default() }, &dir, None, &|e, s, n| bar.update_epoch(e, s, n))?;
+            let logs = train(&TrainingData { train: &train_p, dev: &dev_p, vectors: None }, &TrainConfig { mode, epochs, seed, compute: args.device, ..TrainConfig::default() }, &dir, &|e, s, n| {
+                bar.update_epoch(e, s, n)
+            })?;
             bar.finish();
             let log_text = std::fs::read_to_string(dir.join("log.jsonl"))?;
             let seconds: Vec<f64> = log_text.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()?.get("seconds")?.as_f64()).collect();

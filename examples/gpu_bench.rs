@@ -17,11 +17,11 @@ use std::time::Instant;
 use dialeval_common::SentenceEmbedder;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp;
-use dialeval_eval::models::{Compute, ddpp_slm_pairs, fill_pair_texts, random_negative_triples};
+use dialeval_eval::models::{Compute, SlmPairing, ddpp_slm_pairs, fill_pair_texts, random_negative_triples};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
-use dialeval_slm_model::ruber::{RuberConfig, train_unreferenced};
-use dialeval_slm_model::train::{Scorer, TrainConfig, train};
+use dialeval_slm_model::ruber::{RuberConfig, RuberData, train_unreferenced};
+use dialeval_slm_model::train::{Scorer, TrainConfig, TrainingData, train};
 use dialeval_slm_model::vectors::{CachedSentenceVectors, EmbeddingCache};
 use serde_json::json;
 
@@ -75,7 +75,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let contexts = ddpp::load(&args.data.join("dailydialog-plusplus/dev.json"))?;
     let exclude = ddpp::ExcludeList::load(&args.data.join("dailydialog-plusplus/overlap_exclude_ids.tsv"))?;
     let index = AmrIndex::load(&[args.data.join("silver-amr/dailydialog-plusplus-dev200.silver.amr.txt")])?;
-    let mut pairs = ddpp_slm_pairs(&contexts, "dev.json", &exclude, &index, 0)?.pairs;
+    let mut pairs = ddpp_slm_pairs(&contexts, "dev.json", &SlmPairing { exclude: &exclude, index: &index, seed: 0 })?.pairs;
     pairs.truncate(args.pairs + args.pairs / 4);
     let dev = pairs.split_off(args.pairs.min(pairs.len()));
     let ruber_config = RuberConfig { epochs: 1, ..RuberConfig::default() };
@@ -101,7 +101,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         let slm_dir = |run: usize| scratch.join(format!("slm-{compute}-{run}"));
         let epoch = timed(args.repeats, || {
             run += 1;
-            train(&pairs, &dev, &config, &slm_dir(run), Some(&vectors), &|_, _, _| {})?;
+            train(&TrainingData { train: &pairs, dev: &dev, vectors: Some(&vectors) }, &config, &slm_dir(run), &|_, _, _| {})?;
             Ok(())
         })?;
         let scorer = Scorer::load(&slm_dir(1), device.clone())?;
@@ -109,7 +109,12 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         let mut run = 0;
         let ruber = timed(args.repeats, || {
             run += 1;
-            train_unreferenced(ruber_train, ruber_dev, &cache, encoder.vocab_size(), &RuberConfig { compute, ..ruber_config.clone() }, &scratch.join(format!("ruber-{compute}-{run}")), &|_, _, _| {})?;
+            train_unreferenced(
+                &RuberData { train: ruber_train, dev: ruber_dev, cache: &cache, vocab: encoder.vocab_size() },
+                &RuberConfig { compute, ..ruber_config.clone() },
+                &scratch.join(format!("ruber-{compute}-{run}")),
+                &|_, _, _| {},
+            )?;
             Ok(())
         })?;
         rows.push(json!({

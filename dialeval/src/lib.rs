@@ -107,7 +107,7 @@
 //! ## AMR for the text no file covers (feature `amr-parse`)
 //!
 //! An external parser over the line protocol, or an LLM endpoint; each parser's identity keys
-//! the store its graphs go to (`dialeval::eval::parse::parse_missing`).
+//! the store its graphs go to (`dialeval::eval::parse::ParseStore`).
 //!
 //! ```
 //! # #[cfg(feature = "amr-parse")] {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::client::{ChatClient, ChatRequest, ChatResponse, Message};
 use crate::error::{Error, Result};
-use crate::prompt::{Prompt, PromptInput, Scale, Templates, Truncation, Variant};
+use crate::prompt::{Layout, Prompt, PromptInput, Scale, Templates, Truncation, Variant};
 use crate::score::{Method, OffScale, Outcome, logprob_score, parse_score};
 
 /// How answers become scores.
@@ -32,6 +32,15 @@ pub enum Scoring {
         /// Sampling temperature.
         temperature: f64,
     },
+}
+
+/// What a batch of judgements asks: the prompt variant and how answers become scores.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JudgeMode {
+    /// The prompt variant.
+    pub variant: Variant,
+    /// How answers become scores.
+    pub scoring: Scoring,
 }
 
 /// Judge settings.
@@ -111,7 +120,7 @@ impl<C: ChatClient> Judge<C> {
     /// # Errors
     /// As [`Templates::render`].
     pub fn prompt(&self, input: &PromptInput, criterion: Criterion, variant: Variant) -> Result<Prompt> {
-        self.templates.render(input, criterion, variant, self.config.scale, self.config.budget_chars)
+        self.templates.render(input, criterion, &Layout { variant, scale: self.config.scale, budget_chars: self.config.budget_chars })
     }
 
     fn request(&self, prompt: &Prompt, temperature: f64, top_logprobs: Option<u8>, seed: Option<u64>) -> ChatRequest {
@@ -202,13 +211,14 @@ impl<C: ChatClient> Judge<C> {
         CRITERIA.iter().map(|&c| Ok(Judgement { criterion: c, variant, outcome: self.parsed(&r.content, c, Method::Parsed)?, truncation: prompt.truncation, calls: vec![call] })).collect()
     }
 
-    /// Judges every item on `criteria` with up to the client's concurrency in parallel,
+    /// Judges every item on `criteria` as `mode` says, with up to the client's concurrency in parallel,
     /// calling `progress(done, total)` after each judgement. Results come back in item order;
     /// a failure of one judgement is its own `Err` and does not stop the batch.
-    pub fn judge_batch(&self, items: &[PromptInput], criteria: &[Criterion], variant: Variant, scoring: Scoring, progress: &(dyn Fn(usize, usize) + Sync)) -> Vec<Vec<Result<Judgement>>>
+    pub fn judge_batch(&self, items: &[PromptInput], criteria: &[Criterion], mode: JudgeMode, progress: &(dyn Fn(usize, usize) + Sync)) -> Vec<Vec<Result<Judgement>>>
     where
         C: Sync,
     {
+        let JudgeMode { variant, scoring } = mode;
         let units: Vec<(usize, Option<Criterion>)> =
             if variant == Variant::Multi { (0..items.len()).map(|i| (i, None)).collect() } else { (0..items.len()).flat_map(|i| criteria.iter().map(move |&c| (i, Some(c)))).collect() };
         let total = units.len();

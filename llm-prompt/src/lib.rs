@@ -12,7 +12,7 @@
 //! - [`judge`]: [`Judge`] for single items and batches.
 //!
 //! ```
-//! use dialeval_llm_prompt::prompt::{PromptInput, Scale, Templates, Variant};
+//! use dialeval_llm_prompt::prompt::{Layout, PromptInput, Templates, Variant};
 //! use dialeval_common::Criterion;
 //! let input = PromptInput {
 //!     context: vec![(Some("A".into()), "Do you like tea?".into())],
@@ -21,7 +21,7 @@
 //!     response_amr: Some("(l / like-01 :ARG1 (t / tea))".into()),
 //!     ..PromptInput::default()
 //! };
-//! let prompt = Templates::builtin()?.render(&input, Criterion::Coherence, Variant::Full, Scale::default(), 8000)?;
+//! let prompt = Templates::builtin()?.render(&input, Criterion::Coherence, &Layout::new(Variant::Full).within(8000))?;
 //! assert!(prompt.user.contains("Coherence: <score>") && prompt.user.contains("0.91"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -34,4 +34,4 @@ pub mod score;
 
 pub use client::{CachedClient, ChatClient, ChatRequest, ChatResponse, OpenAiClient, OpenAiConfig};
 pub use error::{Error, Result};
-pub use judge::{Judge, JudgeConfig, Judgement, Scoring};
+pub use judge::{Judge, JudgeConfig, JudgeMode, Judgement, Scoring};

@@ -57,6 +57,31 @@ impl std::str::FromStr for Variant {
     }
 }
 
+/// How a prompt is laid out: the variant, the rating scale it asks for and its length budget
+/// in characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// What the prompt holds besides the dialogue.
+    pub variant: Variant,
+    /// The scale the answer is asked on.
+    pub scale: Scale,
+    /// The longest prompt (system and user message together), in characters.
+    pub budget_chars: usize,
+}
+
+impl Layout {
+    /// `variant` on the default scale, within 12,000 characters (the judge's default).
+    pub fn new(variant: Variant) -> Self {
+        Self { variant, scale: Scale::default(), budget_chars: 12_000 }
+    }
+
+    /// The same, within `budget_chars`.
+    #[must_use]
+    pub fn within(self, budget_chars: usize) -> Self {
+        Self { budget_chars, ..self }
+    }
+}
+
 /// A rating scale, validated: `min < max ≤ 9` so that scores are single tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scale {
@@ -264,14 +289,15 @@ impl Templates {
         })
     }
 
-    /// Renders the prompt for one criterion (ignored by [`Variant::Multi`]), fitting
-    /// `budget_chars` by dropping the oldest context turns, then the oldest context graphs,
+    /// Renders the prompt for one criterion (ignored by [`Variant::Multi`]) as `layout` says,
+    /// fitting its budget by dropping the oldest context turns, then the oldest context graphs,
     /// then the response graph.
     ///
     /// # Errors
     /// [`Error::Config`] for a criterion without a template (Overall, Understandable) in a
     /// single-criterion variant; [`Error::TooLong`] when even the smallest prompt is too long.
-    pub fn render(&self, input: &PromptInput, criterion: Criterion, variant: Variant, scale: Scale, budget_chars: usize) -> Result<Prompt> {
+    pub fn render(&self, input: &PromptInput, criterion: Criterion, layout: &Layout) -> Result<Prompt> {
+        let Layout { variant, budget_chars, .. } = *layout;
         let template = if variant == Variant::Multi {
             &self.multi
         } else {
@@ -279,7 +305,7 @@ impl Templates {
         };
         let mut t = Truncation::default();
         loop {
-            let user = self.fill(template, input, variant, scale, &t);
+            let user = self.fill(template, input, layout, &t);
             if user.chars().count() + self.system.chars().count() <= budget_chars {
                 return Ok(Prompt { system: self.system.clone(), user, truncation: t });
             }
@@ -296,7 +322,8 @@ impl Templates {
         }
     }
 
-    fn fill(&self, template: &Template, input: &PromptInput, variant: Variant, scale: Scale, t: &Truncation) -> String {
+    fn fill(&self, template: &Template, input: &PromptInput, layout: &Layout, t: &Truncation) -> String {
+        let Layout { variant, scale, .. } = *layout;
         let context = input.context[t.dropped_turns..]
             .iter()
             .map(|(speaker, text)| match speaker {
@@ -356,7 +383,7 @@ mod tests {
         let t = Templates::builtin().unwrap();
         for c in [Criterion::Naturalness, Criterion::Coherence, Criterion::Engagingness, Criterion::Groundedness] {
             for v in Variant::ALL {
-                let p = t.render(&input(), c, v, Scale::default(), 100_000).unwrap();
+                let p = t.render(&input(), c, &Layout::new(v).within(100_000)).unwrap();
                 assert!(p.user.contains("Me too! {{response}} is my favourite."), "braces in dialogue text stay verbatim");
                 assert!(p.user.contains("A: Do you like {{tea}}?"));
                 assert!(p.user.contains("1 (worst) to 5 (best)") || v == Variant::Multi);
@@ -365,20 +392,20 @@ mod tests {
                 assert!(p.user.contains("A drinks tea daily."));
             }
         }
-        assert!(t.render(&input(), Criterion::Overall, Variant::Full, Scale::default(), 100_000).is_err());
+        assert!(t.render(&input(), Criterion::Overall, &Layout::new(Variant::Full).within(100_000)).is_err());
     }
 
     #[test]
     fn budget_drops_oldest_turns_then_graphs() {
         let t = Templates::builtin().unwrap();
-        let full = t.render(&input(), Criterion::Coherence, Variant::Full, Scale::default(), 100_000).unwrap();
+        let full = t.render(&input(), Criterion::Coherence, &Layout::new(Variant::Full).within(100_000)).unwrap();
         let budget = full.user.chars().count() + full.system.chars().count() - 5;
-        let p = t.render(&input(), Criterion::Coherence, Variant::Full, Scale::default(), budget).unwrap();
+        let p = t.render(&input(), Criterion::Coherence, &Layout::new(Variant::Full).within(budget)).unwrap();
         assert_eq!(p.truncation.dropped_turns, 1);
         assert!(!p.user.contains("Do you like"));
-        let tiny = t.render(&input(), Criterion::Coherence, Variant::Full, Scale::default(), budget - 60).unwrap();
+        let tiny = t.render(&input(), Criterion::Coherence, &Layout::new(Variant::Full).within(budget - 60)).unwrap();
         assert!(tiny.truncation.dropped_context_graphs >= 1);
-        assert!(matches!(t.render(&input(), Criterion::Coherence, Variant::Full, Scale::default(), 50), Err(Error::TooLong { .. })));
+        assert!(matches!(t.render(&input(), Criterion::Coherence, &Layout::new(Variant::Full).within(50)), Err(Error::TooLong { .. })));
     }
 
     #[test]

@@ -15,9 +15,9 @@ use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::usr;
 use dialeval_llm_prompt::client::{ChatClient, ChatRequest, ChatResponse, Message};
 use dialeval_llm_prompt::judge::CRITERIA;
-use dialeval_llm_prompt::prompt::{PromptInput, Scale, Templates, Variant};
+use dialeval_llm_prompt::prompt::{Layout, PromptInput, Scale, Templates, Variant};
 use dialeval_llm_prompt::score::{Method, Outcome};
-use dialeval_llm_prompt::{CachedClient, Judge, JudgeConfig, OpenAiClient, OpenAiConfig, Result, Scoring};
+use dialeval_llm_prompt::{CachedClient, Judge, JudgeConfig, JudgeMode, OpenAiClient, OpenAiConfig, Result, Scoring};
 
 /// The first `n` USR-PersonaChat items as prompt inputs, with silver AMR and a made-up SLM score.
 fn usr_inputs(n: usize) -> Option<Vec<PromptInput>> {
@@ -49,13 +49,13 @@ fn all_criteria_and_variants_render_from_real_usr_items() {
         assert!(input.response_amr.is_some() && !input.context_amr.is_empty(), "silver AMR attached");
         for c in CRITERIA {
             for v in Variant::ALL {
-                let p = templates.render(input, c, v, Scale::default(), 12_000).unwrap();
+                let p = templates.render(input, c, &Layout::new(v).within(12_000)).unwrap();
                 assert!(p.user.contains(input.response.trim()));
                 assert_eq!(p.user.contains(input.response_amr.as_deref().unwrap().lines().next().unwrap()), matches!(v, Variant::Full | Variant::NoSlm | Variant::Multi));
             }
         }
         // A tight budget drops the oldest turns first, and says so.
-        let p = templates.render(input, Criterion::Coherence, Variant::Full, Scale::default(), 3000).unwrap();
+        let p = templates.render(input, Criterion::Coherence, &Layout::new(Variant::Full).within(3000)).unwrap();
         assert!(p.user.chars().count() + p.system.chars().count() <= 3000);
         assert!(p.truncation.dropped_turns > 0 || p.truncation.dropped_context_graphs > 0);
     }
@@ -164,14 +164,14 @@ fn live_batch_resumes_from_the_cache_without_repeating_calls() {
     // A first run "killed" after two of four items.
     let first = Counting { inner: CachedClient::new(live_client(&url), &dir).unwrap(), calls: AtomicUsize::new(0) };
     let judge = Judge::new(&first, Templates::builtin().unwrap(), small_prompts());
-    let partial = judge.judge_batch(&inputs[..2], &criteria, Variant::Full, Scoring::Parse, &|_, _| {});
+    let partial = judge.judge_batch(&inputs[..2], &criteria, JudgeMode { variant: Variant::Full, scoring: Scoring::Parse }, &|_, _| {});
     assert_eq!(partial.iter().flatten().count(), 4);
     // The restarted run reaches the server only for the two unfinished items.
     let server = Counting { inner: live_client(&url), calls: AtomicUsize::new(0) };
     let resumed = CachedClient::new(&server, &dir).unwrap();
     let judge = Judge::new(&resumed, Templates::builtin().unwrap(), small_prompts());
     let seen = AtomicUsize::new(0);
-    let all = judge.judge_batch(&inputs, &criteria, Variant::Full, Scoring::Parse, &|done, total| {
+    let all = judge.judge_batch(&inputs, &criteria, JudgeMode { variant: Variant::Full, scoring: Scoring::Parse }, &|done, total| {
         assert!(done <= total);
         seen.fetch_add(1, Ordering::SeqCst);
     });

@@ -96,18 +96,28 @@ pub fn referenced_score(embedder: &impl TokenEmbedder, response: &str, reference
     referenced_score_of(r, g, pooling)
 }
 
-/// [`referenced_score`] against several references, combined by `rule` (BERT-RUBER with a
-/// reference set: the maximum unless the mean is asked for).
+/// How [`referenced_score_refs`] scores a response against a reference set: the pooling of
+/// token vectors, and how the scores against each reference combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RefScoring {
+    /// Pooling of each text's token vectors.
+    pub pooling: Pooling,
+    /// Combination over the references (BERT-RUBER with a reference set: the maximum unless
+    /// the mean is asked for).
+    pub rule: MultiRef,
+}
+
+/// [`referenced_score`] against several references, pooled and combined as `scoring` says.
 ///
 /// # Errors
 /// Embedder failures, an empty text, or no reference.
-pub fn referenced_score_refs(embedder: &impl TokenEmbedder, response: &str, references: &[&str], pooling: Pooling, rule: MultiRef) -> Result<f64> {
+pub fn referenced_score_refs(embedder: &impl TokenEmbedder, response: &str, references: &[&str], scoring: RefScoring) -> Result<f64> {
     let texts: Vec<&str> = std::iter::once(response).chain(references.iter().copied()).collect();
     let e = embedder.embed_tokens(&texts).map_err(embed_error)?;
     let Some((r, refs)) = e.split_first().filter(|(_, refs)| refs.len() == references.len()) else {
         return Err(Error::Config("embedder returned the wrong number of texts".into()));
     };
-    over_references(r, &refs.iter().collect::<Vec<_>>(), rule, |a, b| referenced_score_of(a, b, pooling))
+    over_references(r, &refs.iter().collect::<Vec<_>>(), scoring.rule, |a, b| referenced_score_of(a, b, scoring.pooling))
 }
 
 /// [`referenced_score`] from token vectors already computed.
@@ -420,6 +430,19 @@ mod tests {
         assert_abs_diff_eq!(greedy_matching(&te("cat"), &te("kitten")).unwrap(), std::f64::consts::FRAC_1_SQRT_2, epsilon = 1e-7);
         // extrema of "cat dog" = (1, 1); of "kitten" = (1, 1)
         assert_abs_diff_eq!(vector_extrema(&te("cat dog"), &te("kitten")).unwrap(), 1.0, epsilon = 1e-7);
+    }
+
+    #[test]
+    fn referenced_score_against_a_reference_set() {
+        let each: Vec<f64> = ["the dog", "kitten", "the cat"].iter().map(|r| referenced_score(&Table, "the cat", r, Pooling::Max).unwrap()).collect();
+        let refs = ["the dog", "kitten", "the cat"];
+        let max = referenced_score_refs(&Table, "the cat", &refs, RefScoring { pooling: Pooling::Max, rule: MultiRef::Max }).unwrap();
+        assert_abs_diff_eq!(max, each.iter().copied().fold(f64::MIN, f64::max), epsilon = 1e-12);
+        assert_abs_diff_eq!(max, 1.0, epsilon = 1e-7);
+        let mean = referenced_score_refs(&Table, "the cat", &refs, RefScoring { pooling: Pooling::Max, rule: MultiRef::Mean }).unwrap();
+        assert_abs_diff_eq!(mean, each.iter().sum::<f64>() / 3.0, epsilon = 1e-12);
+        assert!(mean < max);
+        assert!(referenced_score_refs(&Table, "the cat", &[], RefScoring { pooling: Pooling::Mean, rule: MultiRef::Max }).is_err(), "no reference");
     }
 
     #[test]

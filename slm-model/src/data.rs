@@ -462,6 +462,16 @@ impl Default for CrossSpans {
     }
 }
 
+/// Which examples of a batch [`Featurizer::collate_withholding`] gives the "absent" input
+/// instead of their own graph or knowledge; examples beyond a slice's length keep theirs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Withheld<'a> {
+    /// Flags: the example's graphs are withheld.
+    pub graphs: &'a [bool],
+    /// Flags: the example's knowledge is withheld.
+    pub knowledge: &'a [bool],
+}
+
 /// Turns pairs into examples with fixed limits.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Featurizer {
@@ -761,27 +771,18 @@ impl Featurizer {
     /// [`Error::MissingVector`] naming a text whose token states the cross-encoder needs and
     /// `vectors` lacks.
     pub fn collate(&self, examples: &[&Example], vectors: Option<&dyn SentenceVectors>, device: &Device) -> Result<SlmBatch> {
-        self.collate_withheld(examples, &[], vectors, device)
+        self.collate_withholding(examples, Withheld::default(), vectors, device)
     }
 
-    /// Pads examples into a batch, with the graphs of the examples flagged in `withheld`
-    /// replaced by the "no graph" input (one `<none>` node, as for a pair without AMR): how the
-    /// gated model learns to score items with partial or no AMR. Examples beyond
-    /// `withheld.len()` keep their graphs.
+    /// Pads examples into a batch, with the graphs and the knowledge of the examples flagged in
+    /// `withheld` replaced by the "no graph" input (one `<none>` node, as for a pair without
+    /// AMR) and the "no knowledge" input: how the gated model learns to score items with
+    /// partial or no AMR, and the knowledge channel items without knowledge.
     ///
     /// # Errors
     /// As [`Featurizer::collate`].
-    pub fn collate_withheld(&self, examples: &[&Example], withheld: &[bool], vectors: Option<&dyn SentenceVectors>, device: &Device) -> Result<SlmBatch> {
-        self.collate_parts(examples, withheld, &[], vectors, device)
-    }
-
-    /// As [`Featurizer::collate_withheld`], and with the knowledge of the examples flagged in
-    /// `knowledge_withheld` replaced by the "no knowledge" input (how the knowledge channel
-    /// learns to score items without it; examples beyond its length keep theirs).
-    ///
-    /// # Errors
-    /// As [`Featurizer::collate`].
-    pub fn collate_parts(&self, examples: &[&Example], withheld: &[bool], knowledge_withheld: &[bool], vectors: Option<&dyn SentenceVectors>, device: &Device) -> Result<SlmBatch> {
+    pub fn collate_withholding(&self, examples: &[&Example], withheld: Withheld, vectors: Option<&dyn SentenceVectors>, device: &Device) -> Result<SlmBatch> {
+        let Withheld { graphs: withheld, knowledge: knowledge_withheld } = withheld;
         let batch = examples.len();
         let seq = examples.iter().map(|e| e.tokens.len()).max().unwrap_or(1).max(1);
         let mut tokens = vec![PAD as i64; batch * seq];

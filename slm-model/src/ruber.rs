@@ -184,7 +184,7 @@ impl RuberConfig {
     }
 }
 
-/// Which of a cached sentence's token states [`collate`] keeps (at least one).
+/// Which of a cached sentence's token states a [`Collator`] keeps (at least one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Span {
     /// The first this many (`[CLS]` …).
@@ -218,7 +218,7 @@ pub struct Triple {
     pub knowledge: Option<String>,
 }
 
-/// A padded batch of sentences, built by [`collate`] for one [`Embeddings`] kind.
+/// A padded batch of sentences, built by a [`Collator`] for one [`Embeddings`] kind.
 #[derive(Debug, Clone)]
 pub struct Sentences {
     /// Frozen states `[batch, seq, dim]` (BERT embeddings).
@@ -371,8 +371,10 @@ impl Unreferenced {
         }
     }
 
-    /// The loss of a batch of triples (`knowledge` as in [`Unreferenced::forward`]).
-    pub fn loss(&self, query: &Sentences, positive: &Sentences, negative: &Sentences, knowledge: Option<&Sentences>, margin: f64) -> Tensor<1> {
+    /// The loss of a batch of triples.
+    pub fn loss(&self, batch: &TripleBatch, margin: f64) -> Tensor<1> {
+        let TripleBatch { query, positive, negative, knowledge } = batch;
+        let knowledge = knowledge.as_ref();
         match self.objective {
             Objective::CrossEntropy => {
                 let logits = Tensor::cat(vec![self.forward(query, positive, knowledge), self.forward(query, negative, knowledge)], 0);
@@ -386,6 +388,20 @@ impl Unreferenced {
     }
 }
 
+/// A batch of (query, positive, negative) triples collated for [`Unreferenced::loss`];
+/// `knowledge` as in [`Unreferenced::forward`].
+#[derive(Debug, Clone)]
+pub struct TripleBatch {
+    /// The queries (contexts).
+    pub query: Sentences,
+    /// Their true responses.
+    pub positive: Sentences,
+    /// The sampled negative responses.
+    pub negative: Sentences,
+    /// Each triple's knowledge, for a model with the knowledge channel.
+    pub knowledge: Option<Sentences>,
+}
+
 /// Only reached for a batch collated for static embeddings but fed to a model without a table,
 /// which the public functions never do (they collate with the model's own settings).
 fn unreachable_input(pad: &Tensor<2, Bool>) -> Tensor<3> {
@@ -393,61 +409,94 @@ fn unreachable_input(pad: &Tensor<2, Bool>) -> Tensor<3> {
     Tensor::zeros([b, s, 1], &pad.device())
 }
 
-/// Pads cached sentences into a batch, each cut to `span`. Sentences missing from the cache
-/// are an error.
-///
-/// # Errors
-/// [`Error::Format`] naming the first text that is not cached.
-pub fn collate(texts: &[&str], cache: &EmbeddingCache, embeddings: Embeddings, span: Span, device: &Device) -> Result<Sentences> {
-    let entries: Vec<CachedText> = texts.iter().map(|t| cached(cache, t)).collect::<Result<_>>()?;
-    Ok(pad_entries(&entries, None, cache.dim(), embeddings, span, device))
+/// Turns texts into padded batches of their cached token states, as a model with `config`
+/// reads them: queries, responses and knowledge each cut to their own span.
+#[derive(Debug, Clone, Copy)]
+pub struct Collator<'a> {
+    cache: &'a EmbeddingCache,
+    config: &'a RuberConfig,
+    device: &'a Device,
 }
 
-/// As [`collate`], for sentences that may be absent (knowledge): an absent one is an empty
-/// sentence, marked in [`Sentences`] so that the model reads its "absent" input there.
-///
-/// # Errors
-/// As [`collate`].
-pub fn collate_optional(texts: &[Option<&str>], cache: &EmbeddingCache, embeddings: Embeddings, span: Span, device: &Device) -> Result<Sentences> {
-    let entries: Vec<CachedText> = texts.iter().map(|t| t.map_or_else(|| Ok(CachedText { ids: Vec::new(), states: Vec::new() }), |t| cached(cache, t))).collect::<Result<_>>()?;
-    let present: Vec<f32> = texts.iter().map(|t| if t.is_some() { 1.0 } else { 0.0 }).collect();
-    let n = present.len();
-    Ok(pad_entries(&entries, Some(Tensor::from_data(TensorData::new(present, [n, 1]), device)), cache.dim(), embeddings, span, device))
-}
-
-fn cached(cache: &EmbeddingCache, text: &str) -> Result<CachedText> {
-    cache.get(text)?.ok_or_else(|| Error::Format(format!("not in the embedding cache: {text:?}")))
-}
-
-fn pad_entries(entries: &[CachedText], present: Option<Tensor<2>>, dim: usize, embeddings: Embeddings, span: Span, device: &Device) -> Sentences {
-    let kept: Vec<std::ops::Range<usize>> = entries.iter().map(|e| span.range(e.ids.len())).collect();
-    // An empty entry (no tokens) still takes one padded-in slot, as before.
-    let lengths: Vec<usize> = kept.iter().map(|r| r.len().max(1)).collect();
-    let (b, seq) = (entries.len(), lengths.iter().copied().max().unwrap_or(1));
-    let mut pad = vec![true; b * seq];
-    for (i, &len) in lengths.iter().enumerate() {
-        pad[i * seq..i * seq + len].fill(false);
+impl<'a> Collator<'a> {
+    /// Batches of `cache`'s states for a model with `config`, on `device`.
+    pub fn new(cache: &'a EmbeddingCache, config: &'a RuberConfig, device: &'a Device) -> Self {
+        Self { cache, config, device }
     }
-    let pad = Tensor::<2, Bool>::from_data(TensorData::new(pad, [b, seq]), device);
-    match embeddings {
-        Embeddings::Bert => {
-            let mut states = vec![0.0_f32; b * seq * dim];
-            for (i, (e, r)) in entries.iter().zip(&kept).enumerate() {
-                let from = e.states.get(r.start * dim..r.end * dim).unwrap_or_default();
-                for (slot, v) in states[i * seq * dim..].iter_mut().zip(from) {
-                    *slot = v.to_f32();
-                }
-            }
-            Sentences { states: Some(Tensor::from_data(TensorData::new(states, [b, seq, dim]), device)), ids: None, pad, lengths, present }
+
+    /// Queries, each cut to [`RuberConfig::query_span`].
+    ///
+    /// # Errors
+    /// [`Error::Format`] naming the first text that is not cached.
+    pub fn queries(&self, texts: &[&str]) -> Result<Sentences> {
+        self.sentences(texts, self.config.query_span())
+    }
+
+    /// Responses, each cut to [`RuberConfig::response_span`].
+    ///
+    /// # Errors
+    /// As [`Collator::queries`].
+    pub fn responses(&self, texts: &[&str]) -> Result<Sentences> {
+        self.sentences(texts, self.config.response_span())
+    }
+
+    /// Knowledge texts that may be absent, each cut to [`RuberConfig::knowledge_span`]: an
+    /// absent one is an empty sentence, marked in [`Sentences`] so that the model reads its
+    /// "absent" input there.
+    ///
+    /// # Errors
+    /// As [`Collator::queries`].
+    pub fn knowledge(&self, texts: &[Option<&str>]) -> Result<Sentences> {
+        let entries: Vec<CachedText> = texts.iter().map(|t| t.map_or_else(|| Ok(CachedText { ids: Vec::new(), states: Vec::new() }), |t| self.cached(t))).collect::<Result<_>>()?;
+        let present: Vec<f32> = texts.iter().map(|t| if t.is_some() { 1.0 } else { 0.0 }).collect();
+        let n = present.len();
+        Ok(self.pad(&entries, Some(Tensor::from_data(TensorData::new(present, [n, 1]), self.device)), self.config.knowledge_span()))
+    }
+
+    /// Texts that are all given, each cut to `span`.
+    ///
+    /// # Errors
+    /// As [`Collator::queries`].
+    pub fn sentences(&self, texts: &[&str], span: Span) -> Result<Sentences> {
+        let entries: Vec<CachedText> = texts.iter().map(|t| self.cached(t)).collect::<Result<_>>()?;
+        Ok(self.pad(&entries, None, span))
+    }
+
+    fn cached(&self, text: &str) -> Result<CachedText> {
+        self.cache.get(text)?.ok_or_else(|| Error::Format(format!("not in the embedding cache: {text:?}")))
+    }
+
+    fn pad(&self, entries: &[CachedText], present: Option<Tensor<2>>, span: Span) -> Sentences {
+        let (dim, device) = (self.cache.dim(), self.device);
+        let kept: Vec<std::ops::Range<usize>> = entries.iter().map(|e| span.range(e.ids.len())).collect();
+        // An empty entry (no tokens) still takes one padded-in slot, as before.
+        let lengths: Vec<usize> = kept.iter().map(|r| r.len().max(1)).collect();
+        let (b, seq) = (entries.len(), lengths.iter().copied().max().unwrap_or(1));
+        let mut pad = vec![true; b * seq];
+        for (i, &len) in lengths.iter().enumerate() {
+            pad[i * seq..i * seq + len].fill(false);
         }
-        Embeddings::Static => {
-            let mut ids = vec![0_i64; b * seq];
-            for (i, (e, r)) in entries.iter().zip(&kept).enumerate() {
-                for (slot, &id) in ids[i * seq..].iter_mut().zip(&e.ids[r.clone()]) {
-                    *slot = i64::from(id);
+        let pad = Tensor::<2, Bool>::from_data(TensorData::new(pad, [b, seq]), device);
+        match self.config.embeddings {
+            Embeddings::Bert => {
+                let mut states = vec![0.0_f32; b * seq * dim];
+                for (i, (e, r)) in entries.iter().zip(&kept).enumerate() {
+                    let from = e.states.get(r.start * dim..r.end * dim).unwrap_or_default();
+                    for (slot, v) in states[i * seq * dim..].iter_mut().zip(from) {
+                        *slot = v.to_f32();
+                    }
                 }
+                Sentences { states: Some(Tensor::from_data(TensorData::new(states, [b, seq, dim]), device)), ids: None, pad, lengths, present }
             }
-            Sentences { states: None, ids: Some(Tensor::from_data(TensorData::new(ids, [b, seq]), device)), pad, lengths, present }
+            Embeddings::Static => {
+                let mut ids = vec![0_i64; b * seq];
+                for (i, (e, r)) in entries.iter().zip(&kept).enumerate() {
+                    for (slot, &id) in ids[i * seq..].iter_mut().zip(&e.ids[r.clone()]) {
+                        *slot = i64::from(id);
+                    }
+                }
+                Sentences { states: None, ids: Some(Tensor::from_data(TensorData::new(ids, [b, seq]), device)), pad, lengths, present }
+            }
         }
     }
 }
@@ -481,12 +530,13 @@ struct RuberMeta {
     encoder_id: Option<String>,
 }
 
-/// Scores (query, response) pairs with `model`, 256 at a time; `knowledge` (one per pair, or
-/// empty for none) is read when the model has the knowledge channel.
+/// Scores (query, response) pairs with `model`, 256 at a time, collated by `collator` (whose
+/// settings must be the model's); `knowledge` (one per pair, or empty for none) is read when
+/// the model has the knowledge channel.
 ///
 /// # Errors
 /// Texts missing from the cache; [`Error::Config`] for a `knowledge` of another length.
-pub fn score_pairs(model: &Unreferenced, config: &RuberConfig, cache: &EmbeddingCache, pairs: &[(&str, &str)], knowledge: &[Option<&str>], device: &Device) -> Result<Vec<f64>> {
+pub fn score_pairs(model: &Unreferenced, collator: &Collator, pairs: &[(&str, &str)], knowledge: &[Option<&str>]) -> Result<Vec<f64>> {
     if !knowledge.is_empty() && knowledge.len() != pairs.len() {
         return Err(Error::Config(format!("{} knowledge texts for {} pairs", knowledge.len(), pairs.len())));
     }
@@ -496,10 +546,9 @@ pub fn score_pairs(model: &Unreferenced, config: &RuberConfig, cache: &Embedding
     let mut knowledge = knowledge.chunks(BATCH);
     for chunk in pairs.chunks(BATCH) {
         let (q, r): (Vec<&str>, Vec<&str>) = chunk.iter().copied().unzip();
-        let q = collate(&q, cache, config.embeddings, config.query_span(), device)?;
-        let r = collate(&r, cache, config.embeddings, config.response_span(), device)?;
-        let k = match knowledge.next().filter(|_| config.knowledge) {
-            Some(texts) => Some(collate_optional(texts, cache, config.embeddings, config.knowledge_span(), device)?),
+        let (q, r) = (collator.queries(&q)?, collator.responses(&r)?);
+        let k = match knowledge.next().filter(|_| collator.config.knowledge) {
+            Some(texts) => Some(collator.knowledge(texts)?),
             None => None,
         };
         let logits = model.logit(&q, &r, k.as_ref()).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("scores: {e:?}")))?;
@@ -508,13 +557,27 @@ pub fn score_pairs(model: &Unreferenced, config: &RuberConfig, cache: &Embedding
     Ok(out)
 }
 
-/// Trains (or resumes) the unreferenced model into `dir` on triples whose texts are all in
-/// `cache`; `vocab` is the encoder's vocabulary size (for the static table). The best model by
-/// dev AUC is kept in `dir/best`; `progress(epoch, step, steps)` is called after each step.
+/// What [`train_unreferenced`] learns from: (query, positive, negative) triples whose texts
+/// are all in `cache`, and the encoder's vocabulary size (for the static table).
+#[derive(Debug, Clone, Copy)]
+pub struct RuberData<'a> {
+    /// The training triples.
+    pub train: &'a [Triple],
+    /// The dev triples (early stopping, the best model).
+    pub dev: &'a [Triple],
+    /// The token states of every text of both.
+    pub cache: &'a EmbeddingCache,
+    /// The encoder's vocabulary size.
+    pub vocab: usize,
+}
+
+/// Trains (or resumes) the unreferenced model into `dir` on `data`. The best model by dev AUC
+/// is kept in `dir/best`; `progress(epoch, step, steps)` is called after each step.
 ///
 /// # Errors
 /// Empty data, texts missing from the cache, or files that cannot be written or read.
-pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCache, vocab: usize, config: &RuberConfig, dir: &Path, progress: &dyn Fn(usize, usize, usize)) -> Result<Vec<RuberEpoch>> {
+pub fn train_unreferenced(data: &RuberData, config: &RuberConfig, dir: &Path, progress: &dyn Fn(usize, usize, usize)) -> Result<Vec<RuberEpoch>> {
+    let RuberData { train, dev, cache, vocab } = *data;
     if train.is_empty() || dev.is_empty() || config.batch_size == 0 {
         return Err(Error::Config("need training and dev triples and batch_size > 0".into()));
     }
@@ -551,6 +614,7 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
     let dev_pairs: Vec<(&str, &str)> = dev.iter().flat_map(|t| [(t.query.as_str(), t.positive.as_str()), (t.query.as_str(), t.negative.as_str())]).collect();
     let dev_knowledge: Vec<Option<&str>> = dev.iter().flat_map(|t| [t.knowledge.as_deref(); 2]).collect();
     let dev_labels: Vec<u8> = dev.iter().flat_map(|_| [1, 0]).collect();
+    let (collator, dev_collator) = (Collator::new(cache, config, &device), Collator::new(cache, config, &plain));
     let mut logs = Vec::new();
     let log_path = dir.join("log.jsonl");
     while let Some(epoch) = state.next_epoch(config.epochs, config.patience) {
@@ -560,24 +624,26 @@ pub fn train_unreferenced(train: &[Triple], dev: &[Triple], cache: &EmbeddingCac
         let mut total = 0.0;
         for (step, chunk) in order.chunks(config.batch_size).enumerate() {
             let pick = |f: fn(&Triple) -> &str| chunk.iter().map(|&i| f(&train[i])).collect::<Vec<&str>>();
-            let q = collate(&pick(|t| &t.query), cache, config.embeddings, config.query_span(), &device)?;
-            let p = collate(&pick(|t| &t.positive), cache, config.embeddings, config.response_span(), &device)?;
-            let n = collate(&pick(|t| &t.negative), cache, config.embeddings, config.response_span(), &device)?;
-            let k = if config.knowledge {
-                let withheld = crate::train::withheld(chunk.len(), config.knowledge_dropout, config.seed, epoch, step);
-                let texts: Vec<Option<&str>> = chunk.iter().enumerate().map(|(j, &i)| train[i].knowledge.as_deref().filter(|_| !withheld.get(j).copied().unwrap_or(false))).collect();
-                Some(collate_optional(&texts, cache, config.embeddings, config.knowledge_span(), &device)?)
-            } else {
-                None
+            let batch = TripleBatch {
+                query: collator.queries(&pick(|t| &t.query))?,
+                positive: collator.responses(&pick(|t| &t.positive))?,
+                negative: collator.responses(&pick(|t| &t.negative))?,
+                knowledge: if config.knowledge {
+                    let withheld = crate::train::withheld(chunk.len(), config.knowledge_dropout, crate::train::DrawAt { seed: config.seed, epoch, step });
+                    let texts: Vec<Option<&str>> = chunk.iter().enumerate().map(|(j, &i)| train[i].knowledge.as_deref().filter(|_| !withheld.get(j).copied().unwrap_or(false))).collect();
+                    Some(collator.knowledge(&texts)?)
+                } else {
+                    None
+                },
             };
-            let loss = model.loss(&q, &p, &n, k.as_ref(), config.margin);
+            let loss = model.loss(&batch, config.margin);
             total += f64::from(loss.clone().into_scalar::<f32>());
             let grads = GradientsParams::from_grads(loss.backward(), &model);
             model = optim.step(state.lr, model, grads);
             progress(epoch, step + 1, steps);
         }
         let valid = model.valid();
-        let scores = score_pairs(&valid, config, cache, &dev_pairs, &dev_knowledge, &plain)?;
+        let scores = score_pairs(&valid, &dev_collator, &dev_pairs, &dev_knowledge)?;
         let auc = roc_auc(&scores, &dev_labels).map_err(Error::DevSet)?;
         let log =
             RuberEpoch { epoch, train_loss: total / steps as f64, dev_auc: auc, dev_accuracy: accuracy(&scores, &dev_labels).unwrap_or(0.0), lr: state.lr, seconds: started.elapsed().as_secs_f64() };
@@ -633,7 +699,7 @@ impl RuberScorer {
     /// Texts missing from the cache, a knowledge slice of another length than `pairs`.
     pub fn score_grounded(&self, cache: &EmbeddingCache, pairs: &[(&str, &str)], knowledge: &[Option<&str>]) -> Result<Vec<f64>> {
         self.check_encoder(cache.encoder_id(), cache.dim())?;
-        score_pairs(&self.model, &self.config, cache, pairs, knowledge, &self.device)
+        score_pairs(&self.model, &Collator::new(cache, &self.config, &self.device), pairs, knowledge)
     }
 
     /// Whether the states of encoder `id` (its fingerprint, when known) of width `dim` are the
@@ -667,11 +733,14 @@ mod tests {
         cache.insert("short", CachedText { ids: vec![0, 1], states: states(2) }).unwrap();
         cache.insert("empty", CachedText { ids: vec![], states: vec![] }).unwrap();
         let device = Device::flex();
+        // The query reads its last tokens only when the config says so; old configs read the first.
+        let old: RuberConfig = serde_json::from_str(r#"{"embeddings":"bert","representation":"mean_pool","objective":"cross_entropy","static_dim":128,"gru_hidden":128,"margin":0.5,"max_tokens":64,"query_turns":2,"epochs":10,"batch_size":64,"lr":0.001,"lr_decay":0.5,"patience":3,"seed":0}"#).unwrap();
+        let table = RuberConfig { embeddings: Embeddings::Static, ..old.clone() };
         let read = |span| {
-            let s = collate(&["long", "short", "empty"], &cache, Embeddings::Bert, span, &device).unwrap();
+            let s = Collator::new(&cache, &old, &device).sentences(&["long", "short", "empty"], span).unwrap();
             let seq = s.lengths.iter().copied().max().unwrap();
             let v = s.states.unwrap().into_data().convert::<f32>().try_to_vec::<f32>().unwrap();
-            let ids = collate(&["long"], &cache, Embeddings::Static, span, &device).unwrap().ids.unwrap().into_data().convert::<i64>().try_to_vec::<i64>().unwrap();
+            let ids = Collator::new(&cache, &table, &device).sentences(&["long"], span).unwrap().ids.unwrap().into_data().convert::<i64>().try_to_vec::<i64>().unwrap();
             (s.lengths, v.chunks(2 * seq).map(|row| row.iter().step_by(2).copied().collect::<Vec<f32>>()).collect::<Vec<_>>(), ids)
         };
         let (lengths, rows, ids) = read(Span::First(3));
@@ -682,8 +751,6 @@ mod tests {
         assert_eq!(lengths, vec![3, 2, 1]);
         assert_eq!(rows, vec![vec![3.0, 4.0, 5.0], vec![0.0, 1.0, 0.0], vec![0.0; 3]]);
         assert_eq!(ids, vec![3, 4, 5]);
-        // The query reads its last tokens only when the config says so; old configs read the first.
-        let old: RuberConfig = serde_json::from_str(r#"{"embeddings":"bert","representation":"mean_pool","objective":"cross_entropy","static_dim":128,"gru_hidden":128,"margin":0.5,"max_tokens":64,"query_turns":2,"epochs":10,"batch_size":64,"lr":0.001,"lr_decay":0.5,"patience":3,"seed":0}"#).unwrap();
         assert_eq!((old.query_span(), old.response_span()), (Span::First(64), Span::First(64)));
         let new = RuberConfig { query_last_tokens: Some(128), ..old };
         assert_eq!((new.query_span(), new.response_span()), (Span::Last(128), Span::First(64)));

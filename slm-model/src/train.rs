@@ -20,7 +20,7 @@ use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use serde::{Deserialize, Serialize};
 
 use crate::compute::{Compute, materialized};
-use crate::data::{Example, Featurizer, KnowledgeUnit, SentenceVectors};
+use crate::data::{Example, Featurizer, KnowledgeUnit, SentenceVectors, Withheld};
 use crate::error::{Error, Result};
 use crate::model::{CrossEncoderConfig, GraphEncoderConfig, Mode, PretrainedHeadConfig, Slm, SlmConfig, TextEncoderConfig, TextEncoderKind};
 
@@ -359,23 +359,31 @@ fn batches_by_graph(order: &[usize], examples: &[Example], batch_size: usize, se
     batches
 }
 
+/// Where a seeded draw of a training run happens: a resumed run makes the same draws.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DrawAt {
+    pub(crate) seed: u64,
+    pub(crate) epoch: usize,
+    pub(crate) step: usize,
+}
+
 /// Which examples of a step have their graphs withheld: a seeded draw per example from
-/// `(seed, epoch, step)`, so a resumed run withholds the same ones.
-pub(crate) fn withheld(n: usize, p: f64, seed: u64, epoch: usize, step: usize) -> Vec<bool> {
-    withheld_salted(n, p, seed ^ 0x5EED_6A7F, epoch, step)
+/// `at`, so a resumed run withholds the same ones.
+pub(crate) fn withheld(n: usize, p: f64, at: DrawAt) -> Vec<bool> {
+    withheld_salted(n, p, 0x5EED_6A7F, at)
 }
 
 /// As [`withheld`], for the knowledge (its own stream, so graphs and knowledge are withheld
 /// independently).
-fn knowledge_withheld(n: usize, p: f64, seed: u64, epoch: usize, step: usize) -> Vec<bool> {
-    withheld_salted(n, p, seed ^ 0x0C0F_FEE5_4B1D, epoch, step)
+fn knowledge_withheld(n: usize, p: f64, at: DrawAt) -> Vec<bool> {
+    withheld_salted(n, p, 0x0C0F_FEE5_4B1D, at)
 }
 
-fn withheld_salted(n: usize, p: f64, salted: u64, epoch: usize, step: usize) -> Vec<bool> {
+fn withheld_salted(n: usize, p: f64, salt: u64, at: DrawAt) -> Vec<bool> {
     if p <= 0.0 {
         return Vec::new();
     }
-    let mut rng = SplitMix64(salted ^ ((epoch as u64) << 32) ^ step as u64);
+    let mut rng = SplitMix64((at.seed ^ salt) ^ ((at.epoch as u64) << 32) ^ at.step as u64);
     (0..n).map(|_| rng.unit() < p).collect()
 }
 
@@ -406,40 +414,60 @@ pub(crate) fn load_module<M: Module>(module: M, path: &Path) -> Result<M> {
     module.try_load_record(record).map_err(|e| Error::RecordMismatch { path: path.to_owned(), detail: e.to_string() })
 }
 
-/// Scores examples with a model (no autodiff), batched; with `withhold_graphs` every graph is
-/// replaced by the "no graph" input.
-#[allow(clippy::too_many_arguments)] // the scoring loop's inputs, all needed
-fn predict(
-    model: &Slm,
-    featurizer: &Featurizer,
-    examples: &[Example],
-    vectors: Option<&dyn SentenceVectors>,
+/// A model with its featuriser and mode on a device (no autodiff): what scoring examples takes.
+struct Predictor<'a> {
+    model: &'a Slm,
+    featurizer: &'a Featurizer,
     mode: Mode,
-    withhold_graphs: bool,
-    batch_size: usize,
-    device: &Device,
-) -> Result<Vec<f64>> {
-    let mut out = Vec::with_capacity(examples.len());
-    for chunk in examples.chunks(batch_size.max(1)) {
-        let refs: Vec<&Example> = chunk.iter().collect();
-        let withheld = vec![withhold_graphs; refs.len()];
-        let p: Vec<f32> = model
-            .probability(&featurizer.collate_withheld(&refs, &withheld, vectors, device)?, mode)
-            .into_data()
-            .convert::<f32>()
-            .try_into_vec::<f32>()
-            .map_err(|e| Error::Format(format!("model output: {e:?}")))?;
-        if p.len() != refs.len() {
-            return Err(Error::Format(format!("model output: {} scores for {} pairs", p.len(), refs.len())));
-        }
-        out.extend(p.into_iter().map(f64::from));
-    }
-    Ok(out)
+    device: &'a Device,
 }
 
-/// Trains (or resumes training) into `dir`, calling `progress(epoch, step, steps)`.
+impl Predictor<'_> {
+    /// Scores examples, 64 at a time; under [`Graphs::Withhold`] every graph is replaced by the
+    /// "no graph" input.
+    fn predict(&self, examples: &[Example], vectors: Option<&dyn SentenceVectors>, graphs: Graphs) -> Result<Vec<f64>> {
+        const BATCH: usize = 64;
+        let mut out = Vec::with_capacity(examples.len());
+        for chunk in examples.chunks(BATCH) {
+            let refs: Vec<&Example> = chunk.iter().collect();
+            let withheld = vec![graphs == Graphs::Withhold; refs.len()];
+            let p: Vec<f32> = self
+                .model
+                .probability(&self.featurizer.collate_withholding(&refs, Withheld { graphs: &withheld, knowledge: &[] }, vectors, self.device)?, self.mode)
+                .into_data()
+                .convert::<f32>()
+                .try_into_vec::<f32>()
+                .map_err(|e| Error::Format(format!("model output: {e:?}")))?;
+            if p.len() != refs.len() {
+                return Err(Error::Format(format!("model output: {} scores for {} pairs", p.len(), refs.len())));
+            }
+            out.extend(p.into_iter().map(f64::from));
+        }
+        Ok(out)
+    }
+}
+
+/// What [`train`] learns from: training and dev pairs and, for the pretrained text sides,
+/// the sentence vectors of their texts.
+#[derive(Clone, Copy)]
+pub struct TrainingData<'a> {
+    /// The training pairs.
+    pub train: &'a [TrainingPair],
+    /// The dev pairs (early stopping, the best model).
+    pub dev: &'a [TrainingPair],
+    /// The sentence vectors (`None` for the scratch text encoder).
+    pub vectors: Option<&'a dyn SentenceVectors>,
+}
+
+impl std::fmt::Debug for TrainingData<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TrainingData").field("train", &self.train.len()).field("dev", &self.dev.len()).field("vectors", &self.vectors.is_some()).finish()
+    }
+}
+
+/// Trains (or resumes training) into `dir` on `data`, calling `progress(epoch, step, steps)`.
 /// The best model by dev AUC is kept in `dir/best`. With
-/// [`TextEncoderKind::Pretrained`], `vectors` must hold the sentence vector of every context
+/// [`TextEncoderKind::Pretrained`], `data.vectors` must hold the sentence vector of every context
 /// ([`crate::data::context_text`]) and response, with [`TrainConfig::knowledge`] of every
 /// pair's knowledge, and with [`TrainConfig::turns`] of its last two turns: every text of
 /// [`crate::data::VectorInputs::texts`] of [`TrainConfig::vector_inputs`].
@@ -447,14 +475,8 @@ fn predict(
 /// # Errors
 /// Empty data, invalid settings, missing or mismatched sentence vectors, or files that cannot
 /// be written or read back.
-pub fn train(
-    train_pairs: &[TrainingPair],
-    dev_pairs: &[TrainingPair],
-    config: &TrainConfig,
-    dir: &Path,
-    vectors: Option<&dyn SentenceVectors>,
-    progress: &dyn Fn(usize, usize, usize),
-) -> Result<Vec<EpochLog>> {
+pub fn train(data: &TrainingData, config: &TrainConfig, dir: &Path, progress: &dyn Fn(usize, usize, usize)) -> Result<Vec<EpochLog>> {
+    let TrainingData { train: train_pairs, dev: dev_pairs, vectors } = *data;
     if train_pairs.is_empty() || dev_pairs.is_empty() || config.batch_size == 0 || !config.d_model.is_multiple_of(4) {
         return Err(Error::Config("need training and dev pairs, batch_size > 0 and d_model divisible by 4".into()));
     }
@@ -524,9 +546,10 @@ pub fn train(
         let mut total = 0.0;
         for (step, chunk) in batches.iter().enumerate() {
             let refs: Vec<&Example> = chunk.iter().map(|&i| &train_examples[i]).collect();
-            let graphs_out = withheld(refs.len(), config.graph_dropout, config.seed, epoch, step);
-            let knowledge_out = knowledge_withheld(refs.len(), config.knowledge_dropout, config.seed, epoch, step);
-            let batch = featurizer.collate_parts(&refs, &graphs_out, &knowledge_out, vectors, &device)?;
+            let at = DrawAt { seed: config.seed, epoch, step };
+            let graphs_out = withheld(refs.len(), config.graph_dropout, at);
+            let knowledge_out = knowledge_withheld(refs.len(), config.knowledge_dropout, at);
+            let batch = featurizer.collate_withholding(&refs, Withheld { graphs: &graphs_out, knowledge: &knowledge_out }, vectors, &device)?;
             let (loss, _) = model.loss(&batch, config.mode);
             total += f64::from(loss.clone().into_scalar::<f32>());
             let grads = GradientsParams::from_grads(loss.backward(), &model);
@@ -534,7 +557,7 @@ pub fn train(
             progress(epoch, step + 1, steps);
         }
         let valid = model.valid();
-        let scores = predict(&valid, &featurizer, &dev_examples, vectors, config.mode, false, 64, &plain)?;
+        let scores = Predictor { model: &valid, featurizer: &featurizer, mode: config.mode, device: &plain }.predict(&dev_examples, vectors, Graphs::Use)?;
         let auc = roc_auc(&scores, &dev_labels).map_err(Error::DevSet)?;
         let log = EpochLog {
             epoch,
@@ -608,7 +631,7 @@ impl Scorer {
     /// As [`Scorer::score`].
     pub fn score_with(&self, pairs: &[TrainingPair], vectors: Option<&dyn SentenceVectors>, graphs: Graphs) -> Result<Vec<f64>> {
         let examples = featurize(&self.featurizer, pairs, vectors)?;
-        predict(&self.model, &self.featurizer, &examples, vectors, self.mode, graphs == Graphs::Withhold, 64, &self.device)
+        Predictor { model: &self.model, featurizer: &self.featurizer, mode: self.mode, device: &self.device }.predict(&examples, vectors, graphs)
     }
 
     /// The device it scores on.

@@ -14,7 +14,7 @@ use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use dialeval_slm_model::Error;
 use dialeval_slm_model::data::{KnowledgeUnit, SentenceVectors};
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
-use dialeval_slm_model::train::{Scorer, TrainConfig, roc_auc, train};
+use dialeval_slm_model::train::{Scorer, TrainConfig, TrainingData, roc_auc, train};
 
 /// burn's device seed is process-wide: the trainings here run one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -140,7 +140,7 @@ fn the_knowledge_channel_learns_what_only_the_knowledge_tells() {
     let mut results = Vec::new();
     for (name, knowledge, dropout) in [("without", false, 0.0), ("with", true, 0.0), ("dropout", true, 0.5)] {
         let dir = temp(name);
-        train(&train_pairs, &dev, &config(knowledge, dropout), &dir, Some(&table), &|_, _, _| {}).unwrap();
+        train(&TrainingData { train: &train_pairs, dev: &dev, vectors: Some(&table) }, &config(knowledge, dropout), &dir, &|_, _, _| {}).unwrap();
         let scorer = Scorer::load(&dir, burn::prelude::Device::flex()).unwrap();
         assert_eq!(scorer.featurizer().knowledge, knowledge);
         results.push((name, auc(&scorer, &test, &table), scorer, dir));
@@ -215,7 +215,7 @@ fn the_sentence_unit_finds_the_one_fact_a_response_is_grounded_in() {
     let mut aucs = Vec::new();
     for (name, unit) in [("whole", KnowledgeUnit::Whole), ("sentence", KnowledgeUnit::Sentence)] {
         let dir = temp(name);
-        train(&train_pairs, &dev, &TrainConfig { knowledge_unit: unit, ..config(true, 0.0) }, &dir, Some(&table), &|_, _, _| {}).unwrap();
+        train(&TrainingData { train: &train_pairs, dev: &dev, vectors: Some(&table) }, &TrainConfig { knowledge_unit: unit, ..config(true, 0.0) }, &dir, &|_, _, _| {}).unwrap();
         let scorer = Scorer::load(&dir, burn::prelude::Device::flex()).unwrap();
         assert_eq!(scorer.featurizer().knowledge_unit, unit, "the unit is saved with the model");
         aucs.push(auc(&scorer, &test, &table));
@@ -245,7 +245,7 @@ fn knowledge_settings_out_of_range_are_refused() {
     let mut table = Table::default();
     let pairs = task(&mut table, 8, 1, "refused");
     let dir = temp("refused");
-    let refused = |config: TrainConfig| matches!(train(&pairs, &pairs, &config, &dir, Some(&table), &|_, _, _| {}), Err(Error::Config(_)));
+    let refused = |config: TrainConfig| matches!(train(&TrainingData { train: &pairs, dev: &pairs, vectors: Some(&table) }, &config, &dir, &|_, _, _| {}), Err(Error::Config(_)));
     assert!(refused(config(true, 1.0)), "knowledge dropout 1 would never show the knowledge");
     assert!(refused(TrainConfig { text_encoder: TextEncoderKind::Scratch, ..config(true, 0.0) }), "the scratch text encoder has no knowledge channel");
     let _ = std::fs::remove_dir_all(dir);
@@ -259,7 +259,7 @@ fn the_cross_encoder_learns_the_grounding_from_token_states_and_ignores_padding(
     let dev = task(&mut table, 48, 22, "dev");
     let test = task(&mut table, 64, 23, "test");
     let dir = temp("cross");
-    train(&train_pairs, &dev, &TrainConfig { text_encoder: TextEncoderKind::Cross, ..config(true, 0.0) }, &dir, Some(&table), &|_, _, _| {}).unwrap();
+    train(&TrainingData { train: &train_pairs, dev: &dev, vectors: Some(&table) }, &TrainConfig { text_encoder: TextEncoderKind::Cross, ..config(true, 0.0) }, &dir, &|_, _, _| {}).unwrap();
     let scorer = Scorer::load(&dir, burn::prelude::Device::flex()).unwrap();
     assert_eq!(scorer.featurizer().text_encoder(), TextEncoderKind::Cross);
     let with = auc(&scorer, &test, &table);

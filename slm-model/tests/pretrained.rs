@@ -14,7 +14,7 @@ use dialeval_slm_model::Error;
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
 use dialeval_slm_model::data::{SentenceVectors, context_text};
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
-use dialeval_slm_model::train::{Graphs, Scorer, TrainConfig, roc_auc, train};
+use dialeval_slm_model::train::{Graphs, Scorer, TrainConfig, TrainingData, roc_auc, train};
 use dialeval_slm_model::vectors::{CachedSentenceVectors, EmbeddingCache};
 
 /// burn's device seed is process-wide: the trainings here run one at a time.
@@ -91,14 +91,14 @@ fn pretrained_head_learns_scores_without_graphs_and_refuses_other_encoders() {
     assert!((v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-4, "unit length");
 
     let run = work.join("slm");
-    assert!(matches!(train(&train_p, &dev_p, &config(3), &run, None, &|_, _, _| {}), Err(Error::Config(_))), "the pretrained head needs vectors");
-    let logs = train(&train_p, &dev_p, &config(3), &run, Some(&vectors), &|_, _, _| {}).unwrap();
+    assert!(matches!(train(&TrainingData { train: &train_p, dev: &dev_p, vectors: None }, &config(3), &run, &|_, _, _| {}), Err(Error::Config(_))), "the pretrained head needs vectors");
+    let logs = train(&TrainingData { train: &train_p, dev: &dev_p, vectors: Some(&vectors) }, &config(3), &run, &|_, _, _| {}).unwrap();
     assert_eq!(logs.len(), 3);
     let best = logs.iter().map(|l| l.dev_auc).fold(0.0, f64::max);
     assert!(best > 0.62, "MiniLM vectors separate positives from random negatives: dev AUC {best}");
     // Settings other than the epoch count cannot change under a resumed run.
     let other = TrainConfig { graph_dropout: 0.5, ..config(4) };
-    assert!(matches!(train(&train_p, &dev_p, &other, &run, Some(&vectors), &|_, _, _| {}), Err(Error::Config(m)) if m.contains("other settings")));
+    assert!(matches!(train(&TrainingData { train: &train_p, dev: &dev_p, vectors: Some(&vectors) }, &other, &run, &|_, _, _| {}), Err(Error::Config(m)) if m.contains("other settings")));
 
     let scorer = Scorer::load(&run, Device::flex()).unwrap();
     let with = scorer.score(&dev_p, Some(&vectors)).unwrap();

@@ -5,7 +5,7 @@
 
 use burn::prelude::*;
 use dialeval_common::SplitMix64;
-use dialeval_slm_model::ruber::{Embeddings, Objective, Representation, RuberConfig, RuberScorer, Triple, train_unreferenced};
+use dialeval_slm_model::ruber::{Embeddings, Objective, Representation, RuberConfig, RuberData, RuberScorer, Triple, train_unreferenced};
 use dialeval_slm_model::vectors::{CachedText, EmbeddingCache};
 
 const DIM: usize = 8;
@@ -112,7 +112,7 @@ fn every_configuration_learns_relatedness() {
             for objective in [Objective::CrossEntropy, Objective::Ranking] {
                 let config = RuberConfig { embeddings, representation, objective, static_dim: 8, gru_hidden: 8, epochs: 12, patience: 12, batch_size: 16, ..RuberConfig::default() };
                 let out = dir.join(format!("{embeddings:?}-{representation:?}-{objective:?}"));
-                let logs = train_unreferenced(&train, &dev, &cache, 40, &config, &out, &|_, _, _| {}).unwrap();
+                let logs = train_unreferenced(&RuberData { train: &train, dev: &dev, cache: &cache, vocab: 40 }, &config, &out, &|_, _, _| {}).unwrap();
                 let best = logs.iter().map(|l| l.dev_auc).fold(0.0, f64::max);
                 eprintln!("{embeddings:?} {representation:?} {objective:?}: best dev AUC {best} epochs {}", logs.len());
                 // The ranking loss learns more slowly than cross-entropy on this small task.
@@ -148,13 +148,18 @@ fn resume_reaches_the_uninterrupted_result() {
     let train = task(&mut cache, 64, 4);
     let dev = task(&mut cache, 16, 5);
     let config = RuberConfig { representation: Representation::MaxPool, gru_hidden: 8, epochs: 3, batch_size: 16, patience: 10, ..RuberConfig::default() };
-    let whole = train_unreferenced(&train, &dev, &cache, 40, &config, &dir.join("whole"), &|_, _, _| {}).unwrap();
+    let whole = train_unreferenced(&RuberData { train: &train, dev: &dev, cache: &cache, vocab: 40 }, &config, &dir.join("whole"), &|_, _, _| {}).unwrap();
     // Other settings on an existing checkpoint are refused rather than mixed.
-    let other = train_unreferenced(&train, &dev, &cache, 40, &RuberConfig { representation: Representation::BiGru, ..config.clone() }, &dir.join("whole"), &|_, _, _| {});
+    let other = train_unreferenced(
+        &RuberData { train: &train, dev: &dev, cache: &cache, vocab: 40 },
+        &RuberConfig { representation: Representation::BiGru, ..config.clone() },
+        &dir.join("whole"),
+        &|_, _, _| {},
+    );
     assert!(other.unwrap_err().to_string().contains("other settings"));
     let stop_after_one = std::cell::Cell::new(false);
     let interrupted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        train_unreferenced(&train, &dev, &cache, 40, &config, &dir.join("split"), &|epoch, step, steps| {
+        train_unreferenced(&RuberData { train: &train, dev: &dev, cache: &cache, vocab: 40 }, &config, &dir.join("split"), &|epoch, step, steps| {
             if epoch == 2 && step == steps / 2 {
                 stop_after_one.set(true);
                 panic!("simulated kill in epoch 2");
@@ -162,16 +167,16 @@ fn resume_reaches_the_uninterrupted_result() {
         })
     }));
     assert!(interrupted.is_err() && stop_after_one.get());
-    let rest = train_unreferenced(&train, &dev, &cache, 40, &config, &dir.join("split"), &|_, _, _| {}).unwrap();
+    let rest = train_unreferenced(&RuberData { train: &train, dev: &dev, cache: &cache, vocab: 40 }, &config, &dir.join("split"), &|_, _, _| {}).unwrap();
     assert_eq!(rest.len(), 2);
     for (a, b) in whole[1..].iter().zip(&rest) {
         assert_eq!((a.epoch, a.train_loss, a.dev_auc), (b.epoch, b.train_loss, b.dev_auc));
     }
     // The Bi-GRU cell resumes exactly too.
     let gru = RuberConfig { representation: Representation::BiGru, ..config.clone() };
-    let whole = train_unreferenced(&train, &dev, &cache, 40, &gru, &dir.join("gru-whole"), &|_, _, _| {}).unwrap();
-    train_unreferenced(&train, &dev, &cache, 40, &RuberConfig { epochs: 1, ..gru.clone() }, &dir.join("gru"), &|_, _, _| {}).unwrap();
-    let rest = train_unreferenced(&train, &dev, &cache, 40, &gru, &dir.join("gru"), &|_, _, _| {}).unwrap();
+    let whole = train_unreferenced(&RuberData { train: &train, dev: &dev, cache: &cache, vocab: 40 }, &gru, &dir.join("gru-whole"), &|_, _, _| {}).unwrap();
+    train_unreferenced(&RuberData { train: &train, dev: &dev, cache: &cache, vocab: 40 }, &RuberConfig { epochs: 1, ..gru.clone() }, &dir.join("gru"), &|_, _, _| {}).unwrap();
+    let rest = train_unreferenced(&RuberData { train: &train, dev: &dev, cache: &cache, vocab: 40 }, &gru, &dir.join("gru"), &|_, _, _| {}).unwrap();
     assert_eq!(rest.len(), 2);
     for (a, b) in whole[1..].iter().zip(&rest) {
         assert_eq!((a.epoch, a.train_loss, a.dev_auc), (b.epoch, b.train_loss, b.dev_auc));
@@ -206,7 +211,7 @@ fn the_knowledge_channel_learns_what_only_the_knowledge_tells_and_scores_without
     let dev = grounded_task(&mut cache, 64, 7);
     let base = RuberConfig { representation: Representation::MeanPool, epochs: 10, patience: 10, batch_size: 16, ..RuberConfig::default() };
     let best = |config: &RuberConfig, name: &str| {
-        let logs = train_unreferenced(&train, &dev, &cache, 40, config, &dir.join(name), &|_, _, _| {}).unwrap();
+        let logs = train_unreferenced(&RuberData { train: &train, dev: &dev, cache: &cache, vocab: 40 }, config, &dir.join(name), &|_, _, _| {}).unwrap();
         logs.iter().map(|l| l.dev_auc).fold(0.0, f64::max)
     };
     let with = best(&RuberConfig { knowledge: true, ..base.clone() }, "with");
@@ -234,7 +239,12 @@ fn the_knowledge_channel_learns_what_only_the_knowledge_tells_and_scores_without
     // Withholding knowledge for half the steps still learns it; withholding it always is refused.
     let dropped = best(&RuberConfig { knowledge: true, knowledge_dropout: 0.5, ..base.clone() }, "dropout");
     assert!(dropped > 0.75, "with knowledge dropout: {dropped}");
-    let never = train_unreferenced(&train, &dev, &cache, 40, &RuberConfig { knowledge: true, knowledge_dropout: 1.0, ..base.clone() }, &dir.join("never"), &|_, _, _| {});
+    let never = train_unreferenced(
+        &RuberData { train: &train, dev: &dev, cache: &cache, vocab: 40 },
+        &RuberConfig { knowledge: true, knowledge_dropout: 1.0, ..base.clone() },
+        &dir.join("never"),
+        &|_, _, _| {},
+    );
     assert!(never.unwrap_err().to_string().contains("knowledge_dropout"));
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -8,7 +8,7 @@ use burn::prelude::*;
 use dialeval_datasets::amr::read_blocks_lenient;
 use dialeval_datasets::pairs::{DiplomacyPairConfig, TrainingPair, diplomacy_pairs};
 use dialeval_slm_model::model::Mode;
-use dialeval_slm_model::train::{EpochLog, Scorer, TrainConfig, train};
+use dialeval_slm_model::train::{EpochLog, Scorer, TrainConfig, TrainingData, train};
 
 /// burn's seeded RNG is global to the process: the tests of this file train one at a time, or
 /// their draws interleave and two runs with the same seed differ.
@@ -53,14 +53,14 @@ fn resumed_training_equals_an_uninterrupted_run() {
     let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let Some((train_pairs, dev_pairs)) = pairs() else { return };
     let whole = dir("whole");
-    let full: Vec<EpochLog> = train(&train_pairs, &dev_pairs, &config(2), &whole, None, &|_, _, _| {}).unwrap();
+    let full: Vec<EpochLog> = train(&TrainingData { train: &train_pairs, dev: &dev_pairs, vectors: None }, &config(2), &whole, &|_, _, _| {}).unwrap();
     assert_eq!(full.len(), 2);
 
     let split = dir("split");
-    let first = train(&train_pairs, &dev_pairs, &config(1), &split, None, &|_, _, _| {}).unwrap();
+    let first = train(&TrainingData { train: &train_pairs, dev: &dev_pairs, vectors: None }, &config(1), &split, &|_, _, _| {}).unwrap();
     // A kill while epoch 2 was being saved: a torn model record, no state for it yet.
     std::fs::write(split.join("checkpoint/model-2.bpk"), b"torn").unwrap();
-    let rest = train(&train_pairs, &dev_pairs, &config(2), &split, None, &|_, _, _| {}).unwrap();
+    let rest = train(&TrainingData { train: &train_pairs, dev: &dev_pairs, vectors: None }, &config(2), &split, &|_, _, _| {}).unwrap();
     assert_eq!(rest.len(), 1, "only the missing epoch runs");
     for (a, b) in full.iter().zip(first.iter().chain(&rest)) {
         assert_eq!(a.epoch, b.epoch);
@@ -117,7 +117,7 @@ fn one_class_dev_set_is_a_typed_error() {
     let train_pairs: Vec<TrainingPair> = (0..8).map(|i| pair(i, if i % 2 == 0 { PairKind::Positive } else { PairKind::RandomNegative })).collect();
     let dev_pairs: Vec<TrainingPair> = (8..12).map(|i| pair(i, PairKind::Positive)).collect();
     let out = dir("one-class");
-    let err = train(&train_pairs, &dev_pairs, &config(1), &out, None, &|_, _, _| panic!("no epoch may start")).unwrap_err();
+    let err = train(&TrainingData { train: &train_pairs, dev: &dev_pairs, vectors: None }, &config(1), &out, &|_, _, _| panic!("no epoch may start")).unwrap_err();
     assert!(matches!(err, Error::DevSet(AucError::OneClass { positives: 4, negatives: 0 })), "{err}");
     assert!(err.to_string().contains("4 positives and 0 negatives"), "{err}");
 }

@@ -14,7 +14,7 @@ use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use dialeval_slm_model::Error;
 use dialeval_slm_model::data::{SentenceVectors, turn_features, turn_texts};
 use dialeval_slm_model::model::{COSINE_RESIDUAL_INIT, Mode, TextEncoderKind};
-use dialeval_slm_model::train::{Scorer, TrainConfig, roc_auc, train};
+use dialeval_slm_model::train::{Scorer, TrainConfig, TrainingData, roc_auc, train};
 
 /// burn's device seed is process-wide: the trainings here run one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -142,7 +142,7 @@ fn the_turn_channel_learns_what_only_the_last_turn_tells_and_starts_from_the_cos
     let mut results = Vec::new();
     for (name, turns) in [("without", false), ("with", true)] {
         let dir = temp(name);
-        let logs = train(&train_pairs, &dev, &config(turns, 8), &dir, Some(&table), &|_, _, _| {}).unwrap();
+        let logs = train(&TrainingData { train: &train_pairs, dev: &dev, vectors: Some(&table) }, &config(turns, 8), &dir, &|_, _, _| {}).unwrap();
         assert_eq!(logs.iter().all(|l| l.cosine_weights.is_some()), turns, "the log records the cosine weights with the channel only");
         if let Some(w) = logs.last().and_then(|l| l.cosine_weights) {
             assert!(w.iter().all(|x| (x - COSINE_RESIDUAL_INIT).abs() > 1e-3), "training moves the cosine weights: {w:?}");
@@ -158,7 +158,7 @@ fn the_turn_channel_learns_what_only_the_last_turn_tells_and_starts_from_the_cos
 
     // Untrained (one step at a learning rate of 1e-9): the residual alone ranks by the cosines.
     let dir = temp("untrained");
-    let logs = train(&train_pairs[..2], &dev, &TrainConfig { lr: 1e-9, ..config(true, 1) }, &dir, Some(&table), &|_, _, _| {}).unwrap();
+    let logs = train(&TrainingData { train: &train_pairs[..2], dev: &dev, vectors: Some(&table) }, &TrainConfig { lr: 1e-9, ..config(true, 1) }, &dir, &|_, _, _| {}).unwrap();
     let w = logs[0].cosine_weights.unwrap();
     assert!(w.iter().all(|x| (x - COSINE_RESIDUAL_INIT).abs() < 1e-3), "weights start at {COSINE_RESIDUAL_INIT}: {w:?}");
     let scorer = Scorer::load(&dir, burn::prelude::Device::flex()).unwrap();
@@ -181,7 +181,7 @@ fn the_turn_channel_needs_a_pretrained_text_side() {
     let mut table = Table::default();
     let pairs = task(&mut table, 4, 1, "x");
     let dir = temp("scratch");
-    let err = train(&pairs, &pairs, &TrainConfig { text_encoder: TextEncoderKind::Scratch, ..config(true, 1) }, &dir, None, &|_, _, _| {}).unwrap_err();
+    let err = train(&TrainingData { train: &pairs, dev: &pairs, vectors: None }, &TrainConfig { text_encoder: TextEncoderKind::Scratch, ..config(true, 1) }, &dir, &|_, _, _| {}).unwrap_err();
     assert!(matches!(&err, Error::Config(m) if m.contains("turn channel")), "{err}");
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -201,7 +201,7 @@ fn the_turn_channel_and_the_knowledge_channel_read_together() {
     }
     let dir = temp("both");
     let config = TrainConfig { knowledge: true, knowledge_dropout: 0.5, ..config(true, 2) };
-    let logs = train(&pairs, &pairs, &config, &dir, Some(&table), &|_, _, _| {}).unwrap();
+    let logs = train(&TrainingData { train: &pairs, dev: &pairs, vectors: Some(&table) }, &config, &dir, &|_, _, _| {}).unwrap();
     assert_eq!(logs.len(), 2);
     let scorer = Scorer::load(&dir, burn::prelude::Device::flex()).unwrap();
     assert!(scorer.featurizer().knowledge && scorer.featurizer().turns);

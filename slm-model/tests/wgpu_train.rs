@@ -12,8 +12,8 @@ use dialeval_datasets::ddpp;
 use dialeval_datasets::pairs::{DdppPairConfig, TrainingPair, ddpp_pairs};
 use dialeval_slm_model::compute::Compute;
 use dialeval_slm_model::model::Mode;
-use dialeval_slm_model::ruber::{Embeddings, RuberConfig, RuberScorer, Triple, train_unreferenced};
-use dialeval_slm_model::train::{Scorer, TrainConfig, train};
+use dialeval_slm_model::ruber::{Embeddings, RuberConfig, RuberData, RuberScorer, Triple, train_unreferenced};
+use dialeval_slm_model::train::{Scorer, TrainConfig, TrainingData, train};
 use dialeval_slm_model::vectors::{CachedText, EmbeddingCache};
 
 const GPU: Compute = Compute::Wgpu(None);
@@ -64,8 +64,8 @@ fn slm_training_and_scoring_on_wgpu_match_flex() {
         ..TrainConfig::default()
     };
     let (cpu_dir, gpu_dir) = (dir("slm-cpu"), dir("slm-gpu"));
-    let on_cpu = train(&train_p, &dev_p, &config(Compute::Cpu), &cpu_dir, None, &|_, _, _| {}).unwrap();
-    let on_gpu = train(&train_p, &dev_p, &config(GPU), &gpu_dir, None, &|_, _, _| {}).unwrap();
+    let on_cpu = train(&TrainingData { train: &train_p, dev: &dev_p, vectors: None }, &config(Compute::Cpu), &cpu_dir, &|_, _, _| {}).unwrap();
+    let on_gpu = train(&TrainingData { train: &train_p, dev: &dev_p, vectors: None }, &config(GPU), &gpu_dir, &|_, _, _| {}).unwrap();
     assert_eq!(on_cpu.len(), on_gpu.len());
     for (a, b) in on_cpu.iter().zip(&on_gpu) {
         close(a.train_loss, b.train_loss, 1e-2, &format!("epoch {} training loss", a.epoch));
@@ -82,7 +82,7 @@ fn slm_training_and_scoring_on_wgpu_match_flex() {
         close(*a, *b, 1e-2, &format!("score {k}: flex-trained vs wgpu-trained"));
     }
     // A run started on wgpu resumes on the CPU: the device is not part of the run's settings.
-    let more = train(&train_p, &dev_p, &TrainConfig { epochs: 3, ..config(Compute::Cpu) }, &gpu_dir, None, &|_, _, _| {}).unwrap();
+    let more = train(&TrainingData { train: &train_p, dev: &dev_p, vectors: None }, &TrainConfig { epochs: 3, ..config(Compute::Cpu) }, &gpu_dir, &|_, _, _| {}).unwrap();
     assert_eq!(more.len(), 1);
     let _ = std::fs::remove_dir_all(cpu_dir);
     let _ = std::fs::remove_dir_all(gpu_dir);
@@ -105,8 +105,8 @@ fn ruber_training_and_scoring_on_wgpu_match_flex() {
     let dev_t: Vec<Triple> = (40..60).map(triple).collect();
     let config = |compute| RuberConfig { embeddings: Embeddings::Bert, epochs: 2, batch_size: 8, max_tokens: 8, seed: 2, compute, ..RuberConfig::default() };
     let (cpu_dir, gpu_dir) = (dir("ruber-cpu"), dir("ruber-gpu"));
-    let on_cpu = train_unreferenced(&train_t, &dev_t, &cache, 30, &config(Compute::Cpu), &cpu_dir, &|_, _, _| {}).unwrap();
-    let on_gpu = train_unreferenced(&train_t, &dev_t, &cache, 30, &config(GPU), &gpu_dir, &|_, _, _| {}).unwrap();
+    let on_cpu = train_unreferenced(&RuberData { train: &train_t, dev: &dev_t, cache: &cache, vocab: 30 }, &config(Compute::Cpu), &cpu_dir, &|_, _, _| {}).unwrap();
+    let on_gpu = train_unreferenced(&RuberData { train: &train_t, dev: &dev_t, cache: &cache, vocab: 30 }, &config(GPU), &gpu_dir, &|_, _, _| {}).unwrap();
     // The same initial weights on both devices (drawn on the CPU and materialised before the
     // move): the losses agree to float summation order.
     for (a, b) in on_cpu.iter().zip(&on_gpu) {

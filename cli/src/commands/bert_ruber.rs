@@ -35,7 +35,7 @@ use dialeval_eval::models::{CheckpointIdentity, Compute, EncoderSide, default_ca
 use dialeval_eval::write::summary_markdown;
 use dialeval_eval::{Evaluation, Event};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
-use dialeval_slm_model::ruber::{Embeddings, Objective, Representation, RuberConfig, RuberScorer, train_unreferenced};
+use dialeval_slm_model::ruber::{Embeddings, Objective, Representation, RuberConfig, RuberData, RuberScorer, train_unreferenced};
 use serde_json::json;
 
 #[derive(Debug, clap::Parser)]
@@ -237,7 +237,8 @@ fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error
             cache.fill(&encoder, &texts, &|done, total| bar.update(done, total))?;
             bar.finish();
             let bar = Progress::new("training");
-            let logs = train_unreferenced(&train, &dev, &cache, encoder.vocab_size(), &config, out, &|epoch, step, steps| bar.update_epoch(epoch, step, steps))?;
+            let logs =
+                train_unreferenced(&RuberData { train: &train, dev: &dev, cache: &cache, vocab: encoder.vocab_size() }, &config, out, &|epoch, step, steps| bar.update_epoch(epoch, step, steps))?;
             bar.finish();
             for l in logs {
                 println!("{}", serde_json::to_string(&l)?);

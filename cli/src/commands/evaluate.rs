@@ -28,6 +28,7 @@ use dialeval_eval::families::LlmFamily;
 use dialeval_eval::families::llm::LlmJudging;
 use dialeval_eval::lock::OutputLock;
 use dialeval_eval::models::{Built, Compute, FamilyName, JobFamilies, JobObserver, ModelBundle, ModelSettings, ModelSource, Retrain, add_families, default_cache_dir};
+use dialeval_eval::parse::ParseStore;
 use dialeval_eval::shard::{Shard, ShardScores, merge};
 use dialeval_eval::{Evaluation, Event, FamilyCache, ItemSource, JsonlSource, Pipeline, Report, Scored};
 use dialeval_llm_prompt::prompt::{Templates, Variant};
@@ -391,7 +392,8 @@ fn parse_missing(args: &Args, choice: &AmrParserChoice, items: &[DialogueItem], 
         }
     };
     let bar = Progress::new("AMR parsing");
-    let done = dialeval_eval::parse::parse_missing(parser.as_ref(), items, files, &args.out.join("amr"), &|d, t| bar.update(d, t))?;
+    let dir = args.out.join("amr");
+    let done = ParseStore::new(parser.as_ref(), &dir).parse_missing(items, files, &|d, t| bar.update(d, t))?;
     bar.finish();
     for (text, why) in &done.failures {
         eprintln!("evaluate: no graph for {text:?}: {why}");

@@ -27,7 +27,7 @@ use dialeval_eval::families::llm::prompt_input;
 use dialeval_eval::models::{Compute, score_items};
 use dialeval_llm_prompt::judge::CRITERIA;
 use dialeval_llm_prompt::prompt::{PromptInput, Templates, Variant};
-use dialeval_llm_prompt::{CachedClient, Judge, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
+use dialeval_llm_prompt::{CachedClient, Judge, JudgeConfig, JudgeMode, OpenAiClient, OpenAiConfig, Scoring};
 use dialeval_slm_model::train::Scorer;
 use serde_json::json;
 
@@ -145,7 +145,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let config = JudgeConfig { model: args.model.clone(), budget_chars: args.budget, ..JudgeConfig::default() };
     let judge = Judge::new(client, templates, config);
     let bar = crate::support::Progress::new("judgements");
-    let results = judge.judge_batch(&inputs, &criteria, variant, scoring, &|done, total| bar.update(done, total));
+    let results = judge.judge_batch(&inputs, &criteria, JudgeMode { variant, scoring }, &|done, total| bar.update(done, total));
     bar.finish();
     let wall = started.elapsed().as_secs_f64();
     // Per criterion: (judge's score, human mean) of the items with both; answers without a score.

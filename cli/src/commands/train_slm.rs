@@ -31,11 +31,11 @@ use crate::support::YesNo;
 use dialeval_datasets::amr::{AmrIndex, read_blocks_lenient};
 use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::pairs::{DiplomacyPairConfig, PairKind, TrainingPair, diplomacy_pairs, split_by_group};
-use dialeval_eval::models::{Compute, ddpp_slm_pairs, split_contexts};
+use dialeval_eval::models::{Compute, SlmPairing, ddpp_slm_pairs, split_contexts};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
 use dialeval_slm_model::data::{KnowledgeUnit, SentenceVectors};
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
-use dialeval_slm_model::train::{Graphs, Scorer, TrainConfig, accuracy, roc_auc, scores_against, train};
+use dialeval_slm_model::train::{Graphs, Scorer, TrainConfig, TrainingData, accuracy, roc_auc, scores_against, train};
 use dialeval_slm_model::vectors::CachedSentenceVectors;
 use serde_json::json;
 
@@ -227,7 +227,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(".silver.amr.txt")).collect())
                 .unwrap_or_default();
             let index = AmrIndex::load(&silver)?;
-            let dev = ddpp_slm_pairs(&contexts, "dev.json", &exclude, &index, seed)?;
+            let pairing = SlmPairing { exclude: &exclude, index: &index, seed };
+            let dev = ddpp_slm_pairs(&contexts, "dev.json", &pairing)?;
             eprintln!(
                 "train_slm: {} pairs from {} contexts ({} excluded), silver graphs for {} of {} turns and responses",
                 dev.pairs.len(),
@@ -237,7 +238,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 dev.coverage.turns
             );
             let (train_pairs, dev_pairs) = split_contexts(dev.pairs, seed)?;
-            let test = ddpp_slm_pairs(&ddpp::load(&dir.join("test.json"))?, "test.json", &exclude, &index, seed)?;
+            let test = ddpp_slm_pairs(&ddpp::load(&dir.join("test.json"))?, "test.json", &pairing)?;
             eprintln!(
                 "train_slm: test: {} pairs of test.json ({} excluded), silver graphs for {} of {} turns and responses",
                 test.pairs.len(),
@@ -303,7 +304,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let vectors = encoder.as_ref().zip(cache.as_ref()).map(|(e, c)| CachedSentenceVectors::new(c, e.fingerprint()));
     let vectors = vectors.as_ref().map(|v| v as &dyn SentenceVectors);
     let bar = crate::support::Progress::new("train_slm");
-    let logs = train(&train_pairs, &dev_pairs, &config, out, vectors, &|e, s, n| bar.update_epoch(e, s, n))?;
+    let logs = train(&TrainingData { train: &train_pairs, dev: &dev_pairs, vectors }, &config, out, &|e, s, n| bar.update_epoch(e, s, n))?;
     bar.finish();
     for l in logs {
         println!("{}", serde_json::to_string(&l)?);

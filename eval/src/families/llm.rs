@@ -4,7 +4,7 @@
 use dialeval_datasets::DialogueItem;
 use dialeval_llm_prompt::judge::CRITERIA;
 use dialeval_llm_prompt::prompt::{PromptInput, Templates, Variant};
-use dialeval_llm_prompt::{ChatClient, Judge, JudgeConfig, Scoring};
+use dialeval_llm_prompt::{ChatClient, Judge, JudgeConfig, JudgeMode, Scoring};
 use serde::Serialize;
 
 use crate::error::Result;
@@ -93,7 +93,7 @@ impl<C: ChatClient> MetricFamily for LlmFamily<C> {
         // A blank response is not sent to the judge.
         let at: Vec<usize> = (0..items.len()).filter(|&i| !blank_response(&items[i])).collect();
         let inputs: Vec<PromptInput> = at.iter().map(|&i| prompt_input(&items[i])).collect();
-        let results = self.judge.judge_batch(&inputs, &CRITERIA, self.settings.variant, self.settings.scoring, progress);
+        let results = self.judge.judge_batch(&inputs, &CRITERIA, JudgeMode { variant: self.settings.variant, scoring: self.settings.scoring }, progress);
         let mut cells: Vec<Vec<Option<f64>>> = vec![vec![None; items.len()]; CRITERIA.len()];
         let (mut failed, mut unscorable) = (Vec::new(), Vec::new());
         for (&i, row) in at.iter().zip(results) {

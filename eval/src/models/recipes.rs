@@ -10,8 +10,8 @@ use dialeval_datasets::pairs::{DdppPairConfig, Split, TrainingPair, ddpp_context
 use dialeval_slm_model::bert::PretrainedEncoder;
 use dialeval_slm_model::compute::Compute;
 use dialeval_slm_model::model::Mode;
-use dialeval_slm_model::ruber::{RuberConfig, Triple, train_unreferenced};
-use dialeval_slm_model::train::{TrainConfig, train};
+use dialeval_slm_model::ruber::{RuberConfig, RuberData, Triple, train_unreferenced};
+use dialeval_slm_model::train::{TrainConfig, TrainingData, train};
 use dialeval_slm_model::vectors::EmbeddingCache;
 
 use crate::error::{Error, Result};
@@ -47,10 +47,10 @@ impl RetrainData {
         let ids: Vec<u64> = serde_json::from_str(&ids_text).map_err(|e| Error::json(&ids_path, e))?;
         let chosen: Vec<ddpp::DdppContext> = contexts.into_iter().filter(|c| ids.contains(&c.id)).collect();
         let index = AmrIndex::load(&[self.data.join("silver-amr/dailydialog-plusplus-dev200.silver.amr.txt")])?;
-        let pairs = ddpp_slm_pairs(&chosen, "dev.json", &exclude, &index, self.seed)?;
+        let pairs = ddpp_slm_pairs(&chosen, "dev.json", &SlmPairing { exclude: &exclude, index: &index, seed: self.seed })?;
         let (train_p, dev_p) = split_contexts(pairs.pairs, self.seed)?;
         let config = TrainConfig { mode: Mode::Gated, epochs: 3, seed: self.seed, compute: self.compute, ..TrainConfig::default() };
-        train(&train_p, &dev_p, &config, dir, None, progress)?;
+        train(&TrainingData { train: &train_p, dev: &dev_p, vectors: None }, &config, dir, progress)?;
         std::fs::write(dir.join("done"), "").map_err(|e| Error::io(dir.join("done"), e))
     }
 
@@ -74,7 +74,7 @@ impl RetrainData {
         }
         let texts: Vec<&str> = train_t.iter().chain(&dev_t).flat_map(|t| [t.query.as_str(), t.positive.as_str(), t.negative.as_str()]).collect();
         cache.fill(encoder, &texts, &|_, _| {})?;
-        train_unreferenced(&train_t, &dev_t, cache, encoder.vocab_size(), &config, dir, progress)?;
+        train_unreferenced(&RuberData { train: &train_t, dev: &dev_t, cache, vocab: encoder.vocab_size() }, &config, dir, progress)?;
         std::fs::write(dir.join("done"), "").map_err(|e| Error::io(dir.join("done"), e))
     }
 }
@@ -90,15 +90,27 @@ pub struct DdppSlmPairs {
     pub coverage: Coverage,
 }
 
+/// How [`ddpp_slm_pairs`] makes pairs: the contexts to leave out, the silver graphs to attach
+/// (by sentence text) and the seed of the negative draws.
+#[derive(Debug, Clone, Copy)]
+pub struct SlmPairing<'a> {
+    /// DailyDialog++'s overlap list (contexts also in DailyDialog's test split).
+    pub exclude: &'a ExcludeList,
+    /// Graphs by sentence text; an empty index leaves the pairs text-only.
+    pub index: &'a AmrIndex,
+    /// Seeds the negative draws.
+    pub seed: u64,
+}
+
 /// The pairs every SLM recipe trains on from DailyDialog++ contexts of `file`: at most two
-/// context turns, each positive against the context's random and adversarial negatives, the
-/// contexts of `exclude` left out, graphs from `index` attached by sentence text.
+/// context turns, each positive against the context's random and adversarial negatives, made
+/// as `pairing` says.
 ///
 /// # Errors
 /// As [`ddpp_pairs`].
-pub fn ddpp_slm_pairs(contexts: &[ddpp::DdppContext], file: &str, exclude: &ExcludeList, index: &AmrIndex, seed: u64) -> Result<DdppSlmPairs> {
-    let (mut pairs, excluded) = ddpp_pairs(contexts, file, Some(exclude), &DdppPairConfig { max_context_turns: Some(2), seed, ..DdppPairConfig::default() })?;
-    let coverage = index.attach_pairs(&mut pairs);
+pub fn ddpp_slm_pairs(contexts: &[ddpp::DdppContext], file: &str, pairing: &SlmPairing) -> Result<DdppSlmPairs> {
+    let (mut pairs, excluded) = ddpp_pairs(contexts, file, Some(pairing.exclude), &DdppPairConfig { max_context_turns: Some(2), seed: pairing.seed, ..DdppPairConfig::default() })?;
+    let coverage = pairing.index.attach_pairs(&mut pairs);
     Ok(DdppSlmPairs { pairs, excluded, coverage })
 }
 
