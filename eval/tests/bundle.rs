@@ -31,7 +31,7 @@ fn the_shipped_checkpoints_of_the_encoder_are_chosen_and_another_encoders_are_re
     let Some(minilm) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
     let models = dialeval_testkit::workspace_dir().join("models");
     let out = common::temp("bundle", "minilm");
-    let settings = ModelSettings { encoder: Some(minilm), models: models.clone(), out: out.clone(), cache_dir: out.join("cache"), ..ModelSettings::default() };
+    let settings = ModelSettings { encoder: Some(minilm), models: Some(models.clone()), out: out.clone(), cache_dir: out.join("cache"), ..ModelSettings::default() };
     let bundle = ModelBundle::load(settings.clone()).unwrap();
     assert!(matches!(bundle.embedding(), Built::Ready(_)) && matches!(bundle.context_cosine(), Built::Ready(_)));
     let sources = std::sync::Mutex::new(Vec::new());
@@ -44,7 +44,7 @@ fn the_shipped_checkpoints_of_the_encoder_are_chosen_and_another_encoders_are_re
     // nothing is trained.
     let empty = out.join("no-models");
     std::fs::create_dir_all(&empty).unwrap();
-    let never = ModelBundle::load(ModelSettings { models: empty.clone(), retrain: Retrain::Never, ..settings.clone() }).unwrap();
+    let never = ModelBundle::load(ModelSettings { models: Some(empty.clone()), retrain: Retrain::Never, ..settings.clone() }).unwrap();
     for (name, why) in [
         ("bert-ruber", skipped(never.bert_ruber(&|_| panic!("no source"), &|_, _, _| panic!("nothing is trained")).unwrap())),
         ("slm", skipped(never.slm(&|_| panic!("no source"), &|_, _, _| panic!("nothing is trained")).unwrap())),

@@ -173,7 +173,7 @@ pub fn evaluate<'py>(
             encoder,
             compute,
             // No folder of shipped checkpoints: the learned families are skipped with the reason.
-            models: models.or_else(|| std::env::var_os("DIALEVAL_MODELS").map(PathBuf::from)).unwrap_or_else(|| out.join("no-shipped-models")),
+            models: models.or_else(|| std::env::var_os("DIALEVAL_MODELS").map(PathBuf::from)),
             slm,
             ruber,
             retrain: Retrain::Never,

@@ -76,6 +76,15 @@ def test_without_shipped_checkpoints_the_learned_families_are_skipped_not_traine
     assert not (tmp_path / "models").exists(), "nothing was trained"
 
 
+def test_without_a_models_folder_the_reason_says_none_was_given(tmp_path, monkeypatch):
+    encoder = encoder_or_skip()
+    monkeypatch.delenv("DIALEVAL_MODELS", raising=False)
+    report = dialeval.evaluate(ddpp_items(20), out=tmp_path, skip=("embedding", "llm"), encoder=encoder, bootstrap=0)
+    for name in ("slm", "bert_ruber"):
+        assert "no folder of shipped checkpoints was given" in report.skipped[name], report.skipped
+    assert not (tmp_path / "models").exists(), "nothing was trained"
+
+
 def test_bad_items_and_settings_are_typed_errors_naming_the_place(tmp_path):
     good = ddpp_items(3)
     with pytest.raises(dialeval.InputError, match=r"items\.jsonl:2.*ratngs"):

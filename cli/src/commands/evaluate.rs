@@ -245,7 +245,7 @@ fn run(args: Args) -> AnyResult<()> {
     let bundle = ModelBundle::load(ModelSettings {
         encoder: args.encoder.clone(),
         compute: args.device,
-        models: args.models.clone(),
+        models: Some(args.models.clone()),
         slm: args.slm.clone(),
         ruber: args.ruber.clone(),
         retrain: if args.retrain { Retrain::Always } else { Retrain::IfNotShipped },

@@ -76,7 +76,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let amr = AmrIndex::load(&args.amr)?;
-    let bundle = ModelBundle::load(ModelSettings { compute: args.device, models: args.models.clone(), out: args.out.clone(), references: args.rule, ..ModelSettings::default() })?;
+    let bundle = ModelBundle::load(ModelSettings { compute: args.device, models: Some(args.models.clone()), out: args.out.clone(), references: args.rule, ..ModelSettings::default() })?;
     let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&args.out.join("metrics"))?);
     pipeline.add(LexicalFamily::new()?);
     pipeline.add(bundle.embedding().required()?);

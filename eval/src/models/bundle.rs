@@ -45,8 +45,8 @@ pub struct ModelSettings {
     pub encoder: Option<PathBuf>,
     /// Where the models run.
     pub compute: Compute,
-    /// The shipped checkpoints' root (`models/`).
-    pub models: PathBuf,
+    /// The shipped checkpoints' root (a clone's `models/`); `None`: there are none.
+    pub models: Option<PathBuf>,
     /// An SLM checkpoint to use instead of the shipped one.
     pub slm: Option<PathBuf>,
     /// A BERT-RUBER checkpoint to use instead of the shipped one.
@@ -70,7 +70,7 @@ impl Default for ModelSettings {
         Self {
             encoder: None,
             compute: Compute::Cpu,
-            models: PathBuf::from("models"),
+            models: Some(PathBuf::from("models")),
             slm: None,
             ruber: None,
             retrain: Retrain::IfNotShipped,
@@ -154,13 +154,16 @@ impl ModelBundle {
     /// Where the checkpoint of `name` comes from (see [`ModelSource::resolve`]).
     fn source(&self, name: &str, given: Option<&Path>, encoder: Option<&str>, fits: &dyn Fn(&Path) -> Result<bool>) -> Result<ModelSource> {
         let s = &self.settings;
-        ModelSource::resolve(&ModelRequest { name, given, models: &s.models, retrain: s.retrain, out: &s.out, seed: s.seed, encoder }, fits)
+        ModelSource::resolve(&ModelRequest { name, given, models: s.models.as_deref(), retrain: s.retrain, out: &s.out, seed: s.seed, encoder }, fits)
     }
 
     /// Why a family is skipped when no checkpoint fits and the settings never train.
     fn never_trained(&self, name: &str, source: &ModelSource) -> Option<String> {
         (matches!(source, ModelSource::Retrain(_)) && self.settings.retrain == Retrain::Never)
-            .then(|| format!("no shipped {name} checkpoint for this encoder under {} (give the folder of shipped checkpoints, or a checkpoint of its own)", self.settings.models.display()))
+            .then(|| match &self.settings.models {
+                Some(models) => format!("no shipped {name} checkpoint for this encoder under {} (give the folder of shipped checkpoints, or a checkpoint of its own)", models.display()),
+                None => format!("no shipped {name} checkpoint: no folder of shipped checkpoints was given (give one, or a checkpoint of its own)"),
+            })
     }
 
     fn retrain_data(&self) -> RetrainData {

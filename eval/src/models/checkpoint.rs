@@ -77,8 +77,8 @@ pub struct ModelRequest<'a> {
     pub name: &'a str,
     /// A directory the user named (`--slm`, `--ruber`): used as it is.
     pub given: Option<&'a Path>,
-    /// The shipped checkpoints' root (`models/`).
-    pub models: &'a Path,
+    /// The shipped checkpoints' root (`models/`); `None`: there are none.
+    pub models: Option<&'a Path>,
     /// Whether a shipped checkpoint may be used.
     pub retrain: Retrain,
     /// The run's output folder (where a checkpoint trained here goes).
@@ -104,7 +104,7 @@ impl ModelSource {
             return Ok(Self::Given(dir.to_owned()));
         }
         if request.retrain != Retrain::Always {
-            for dir in shipped(request.models, request.name) {
+            for dir in request.models.map(|m| shipped(m, request.name)).unwrap_or_default() {
                 if fits(&dir)? {
                     return Ok(Self::Bundled(dir));
                 }
@@ -163,7 +163,7 @@ mod tests {
         assert_eq!(shipped(&models, "slm"), vec![models.join("slm"), models.join("all-mpnet-base-v2/slm")], "the top-level one first, only folders with a manifest");
         let recorded = |want: &'static str| move |dir: &Path| -> Result<bool> { Ok(std::fs::read_to_string(dir.join("encoder.txt")).map_err(|e| Error::io(dir, e))? == want) };
         let out = root.join("out");
-        let request = ModelRequest { name: "slm", given: None, models: &models, retrain: Retrain::IfNotShipped, out: &out, seed: 3, encoder: Some("ab12") };
+        let request = ModelRequest { name: "slm", given: None, models: Some(&models), retrain: Retrain::IfNotShipped, out: &out, seed: 3, encoder: Some("ab12") };
         assert_eq!(ModelSource::resolve(&request, &recorded("minilm")).unwrap(), ModelSource::Bundled(models.join("slm")));
         assert_eq!(ModelSource::resolve(&request, &recorded("mpnet")).unwrap(), ModelSource::Bundled(models.join("all-mpnet-base-v2/slm")));
         assert_eq!(
