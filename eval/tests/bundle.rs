@@ -53,6 +53,15 @@ fn the_shipped_checkpoints_of_the_encoder_are_chosen_and_another_encoders_are_re
     }
 
     let Some(mpnet) = dialeval_testkit::optional_dir(default_mpnet_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MPNET") else { return };
+    // MPNet passes over the MiniLM checkpoints (only their settings are read) to its own.
+    let chosen = ModelBundle::load(ModelSettings { encoder: Some(mpnet.clone()), ..settings.clone() }).unwrap();
+    let sources = std::sync::Mutex::new(Vec::new());
+    let notice = |s: &ModelSource| sources.lock().unwrap().push(s.clone());
+    assert!(matches!(chosen.bert_ruber(&notice, &|_, _, _| panic!("nothing is trained")).unwrap(), Built::Ready(_)));
+    assert!(matches!(chosen.slm(&notice, &|_, _, _| panic!("nothing is trained")).unwrap(), Built::Ready(_)));
+    let nested = models.join("all-mpnet-base-v2");
+    assert_eq!(*sources.lock().unwrap(), vec![ModelSource::Bundled(nested.join("bert-ruber")), ModelSource::Bundled(nested.join("slm"))]);
+
     let given = ModelSettings { encoder: Some(mpnet), ruber: Some(models.join("bert-ruber")), slm: Some(models.join("slm")), ..settings };
     let bundle = ModelBundle::load(given).unwrap();
     for why in [skipped(bundle.bert_ruber(&|_| {}, &|_, _, _| panic!("nothing is trained")).unwrap()), skipped(bundle.slm(&|_| {}, &|_, _, _| panic!("nothing is trained")).unwrap())] {

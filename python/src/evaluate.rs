@@ -29,7 +29,13 @@ struct Settings {
     models: ModelSettings,
     bootstrap: usize,
     chunk: usize,
-    llm: Option<(String, String)>,
+    llm: Option<LlmEndpoint>,
+}
+
+/// The OpenAI-compatible server the LLM judge asks, and the model it names.
+struct LlmEndpoint {
+    base_url: String,
+    model: String,
 }
 
 fn eval_error(e: dialeval_eval::Error) -> PyErr {
@@ -40,11 +46,11 @@ fn eval_error(e: dialeval_eval::Error) -> PyErr {
     }
 }
 
-fn llm_family(out: &std::path::Path, base_url: &str, model: &str) -> dialeval_eval::Result<LlmFamily<CachedClient<OpenAiClient>>> {
-    let client = OpenAiClient::new(OpenAiConfig { base_url: base_url.to_owned(), timeout: std::time::Duration::from_secs(300), ..OpenAiConfig::default() })?;
+fn llm_family(out: &std::path::Path, endpoint: &LlmEndpoint) -> dialeval_eval::Result<LlmFamily<CachedClient<OpenAiClient>>> {
+    let client = OpenAiClient::new(OpenAiConfig { base_url: endpoint.base_url.clone(), timeout: std::time::Duration::from_secs(300), ..OpenAiConfig::default() })?;
     let client = CachedClient::new(client, out.join("cache/llm"))?;
-    let judge = JudgeConfig { model: model.to_owned(), ..JudgeConfig::default() };
-    Ok(LlmFamily::new(client, LlmJudging { endpoint: base_url.to_owned(), templates: Templates::builtin()?, judge, variant: Variant::NoSlm, scoring: Scoring::Parse }))
+    let judge = JudgeConfig { model: endpoint.model.clone(), ..JudgeConfig::default() };
+    Ok(LlmFamily::new(client, LlmJudging { endpoint: endpoint.base_url.clone(), templates: Templates::builtin()?, judge, variant: Variant::NoSlm, scoring: Scoring::Parse }))
 }
 
 /// Scores, analyses and writes the report into `out` (the work the GIL is released for). The
@@ -63,10 +69,10 @@ fn run(s: &Settings) -> dialeval_eval::Result<(Report, Vec<String>)> {
     let bundle = ModelBundle::load(s.models.clone())?;
     let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&s.out.join("metrics"))?);
     let llm = match &s.llm {
-        Some((url, model)) => Built::Ready(llm_family(&s.out, url, model)?),
+        Some(endpoint) => Built::Ready(llm_family(&s.out, endpoint)?),
         None => Built::Skipped("no LLM configured (give llm_base_url=)".into()),
     };
-    let families = JobFamilies { skip: &s.skip, skip_reason: "left out by skip=", amr: (&amr, &s.amr), references: s.models.references, llm };
+    let families = JobFamilies { skip: &s.skip, skip_reason: "left out by skip=", amr: &amr, amr_files: &s.amr, references: s.models.references, llm };
     add_families(&mut pipeline, &bundle, families, &JobObserver::SILENT)?;
     let mut config = ReportConfig::default();
     config.bootstrap = config.bootstrap.filter(|_| s.bootstrap > 0).map(|b| BootstrapConfig { resamples: s.bootstrap, ..b });
@@ -185,7 +191,7 @@ pub fn evaluate<'py>(
         out,
         bootstrap,
         chunk,
-        llm: llm_base_url.map(|url| (url, llm_model.to_owned())),
+        llm: llm_base_url.map(|base_url| LlmEndpoint { base_url, model: llm_model.to_owned() }),
     };
     let (report, notes) = py.detach(|| run(&settings)).map_err(eval_error)?;
     to_python(py, &report, &notes)

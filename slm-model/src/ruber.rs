@@ -709,12 +709,26 @@ impl RuberScorer {
     /// [`Error::EncoderMismatch`] naming both encoders.
     pub fn check_encoder(&self, id: Option<&str>, dim: usize) -> Result<()> {
         let (trained, trained_dim) = &self.encoder;
-        if dim != *trained_dim || matches!((trained.as_deref(), id), (Some(a), Some(b)) if a != b) {
-            let name = |id: Option<&str>, dim: usize| format!("{} ({dim} dims)", id.unwrap_or("unrecorded"));
-            return Err(Error::EncoderMismatch { expected: name(trained.as_deref(), *trained_dim), found: name(id, dim) });
-        }
-        Ok(())
+        encoder_fits(trained.as_deref(), *trained_dim, id, dim)
     }
+
+    /// [`RuberScorer::check_encoder`] for the checkpoint in `dir` without loading it (only its
+    /// `ruber.json` is read): what choosing among shipped checkpoints asks of each.
+    ///
+    /// # Errors
+    /// A missing or unreadable `ruber.json`.
+    pub fn fits_encoder(dir: &Path, id: Option<&str>, dim: usize) -> Result<bool> {
+        let meta: RuberMeta = read_json(&dir.join("ruber.json"))?;
+        Ok(encoder_fits(meta.encoder_id.as_deref(), meta.encoder_dim, id, dim).is_ok())
+    }
+}
+
+fn encoder_fits(trained: Option<&str>, trained_dim: usize, id: Option<&str>, dim: usize) -> Result<()> {
+    if dim != trained_dim || matches!((trained, id), (Some(a), Some(b)) if a != b) {
+        let name = |id: Option<&str>, dim: usize| format!("{} ({dim} dims)", id.unwrap_or("unrecorded"));
+        return Err(Error::EncoderMismatch { expected: name(trained, trained_dim), found: name(id, dim) });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -639,6 +639,17 @@ impl Scorer {
         &self.device
     }
 
+    /// Whether the checkpoint in `dir` reads the vectors of encoder `id` of width `dim` (or no
+    /// encoder at all), without loading it: only its `featurizer.json` is read. What choosing
+    /// among shipped checkpoints asks of each.
+    ///
+    /// # Errors
+    /// A missing or unreadable `featurizer.json`.
+    pub fn fits_encoder(dir: &Path, id: &str, dim: usize) -> Result<bool> {
+        let featurizer: Featurizer = read_json(&dir.join("featurizer.json"))?;
+        Ok(featurizer.check_encoder(id, dim).is_ok())
+    }
+
     /// The featuriser (vocabularies, the encoder the model expects).
     pub fn featurizer(&self) -> &Featurizer {
         &self.featurizer

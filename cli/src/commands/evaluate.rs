@@ -276,7 +276,7 @@ fn run(args: Args) -> AnyResult<()> {
             }
         },
     };
-    let families = JobFamilies { skip: &args.skip, skip_reason: "left out by --skip", amr: (&amr, &amr_files), references: args.references, llm };
+    let families = JobFamilies { skip: &args.skip, skip_reason: "left out by --skip", amr: &amr, amr_files: &amr_files, references: args.references, llm };
     add_families(&mut pipeline, &bundle, families, &observer)?;
     if let Some((_, bar)) = training.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
         bar.finish();

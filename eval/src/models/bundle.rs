@@ -159,11 +159,10 @@ impl ModelBundle {
 
     /// Why a family is skipped when no checkpoint fits and the settings never train.
     fn never_trained(&self, name: &str, source: &ModelSource) -> Option<String> {
-        (matches!(source, ModelSource::Retrain(_)) && self.settings.retrain == Retrain::Never)
-            .then(|| match &self.settings.models {
-                Some(models) => format!("no shipped {name} checkpoint for this encoder under {} (give the folder of shipped checkpoints, or a checkpoint of its own)", models.display()),
-                None => format!("no shipped {name} checkpoint: no folder of shipped checkpoints was given (give one, or a checkpoint of its own)"),
-            })
+        (matches!(source, ModelSource::Retrain(_)) && self.settings.retrain == Retrain::Never).then(|| match &self.settings.models {
+            Some(models) => format!("no shipped {name} checkpoint for this encoder under {} (give the folder of shipped checkpoints, or a checkpoint of its own)", models.display()),
+            None => format!("no shipped {name} checkpoint: no folder of shipped checkpoints was given (give one, or a checkpoint of its own)"),
+        })
     }
 
     fn retrain_data(&self) -> RetrainData {
@@ -182,7 +181,8 @@ impl ModelBundle {
             Err(why) => return Ok(Built::Skipped(why.clone())),
         };
         let (id, dim) = (l.encoder.fingerprint(), l.encoder.hidden_size());
-        let fits = |dir: &Path| -> Result<bool> { Ok(RuberScorer::load(dir, self.device.clone())?.check_encoder(Some(id), dim).is_ok()) };
+        // Only the checkpoint's settings are read to choose it; the one chosen is loaded once.
+        let fits = |dir: &Path| -> Result<bool> { Ok(RuberScorer::fits_encoder(dir, Some(id), dim)?) };
         let source = self.source("bert-ruber", self.settings.ruber.as_deref(), Some(id), &fits)?;
         if let Some(why) = self.never_trained("bert-ruber", &source) {
             return Ok(Built::Skipped(why));
@@ -208,8 +208,10 @@ impl ModelBundle {
     pub fn slm(&self, notice: &dyn Fn(&ModelSource), progress: &dyn Fn(usize, usize, usize)) -> Result<Built<SlmFamily>> {
         let encoder = self.loaded.as_ref().ok();
         let fits = |dir: &Path| -> Result<bool> {
-            let scorer = Scorer::load(dir, self.device.clone())?;
-            Ok(encoder.is_none_or(|l| scorer.featurizer().check_encoder(l.encoder.fingerprint(), l.encoder.hidden_size()).is_ok()))
+            match encoder {
+                Some(l) => Ok(Scorer::fits_encoder(dir, l.encoder.fingerprint(), l.encoder.hidden_size())?),
+                None => Ok(true),
+            }
         };
         let source = self.source("slm", self.settings.slm.as_deref(), None, &fits)?;
         if let Some(why) = self.never_trained("slm", &source) {

@@ -75,9 +75,10 @@ pub struct JobFamilies<'a, L> {
     pub skip: &'a [FamilyName],
     /// Why the skipped families are left out, as the caller names it (`--skip`, `skip=`).
     pub skip_reason: &'a str,
-    /// The graphs attached to the corpus and the files they came from (Smatch reads the
-    /// references' graphs from them).
-    pub amr: (&'a AmrIndex, &'a [PathBuf]),
+    /// The graphs attached to the corpus.
+    pub amr: &'a AmrIndex,
+    /// The files those graphs came from (Smatch reads the references' graphs from them).
+    pub amr_files: &'a [PathBuf],
     /// How several references combine for the embedding metrics, BERT-RUBER's referenced score
     /// and Smatch.
     pub references: MultiRef,
@@ -132,8 +133,7 @@ pub fn add_families<L: MetricFamily + 'static>(pipeline: &mut Pipeline, bundle: 
             FamilyName::BertRuber => add(pipeline, name, bundle.bert_ruber(&notice, &epochs)?),
             FamilyName::Slm => add(pipeline, name, bundle.slm(&notice, &epochs)?),
             FamilyName::Smatch => {
-                let (index, files) = families.amr;
-                add(pipeline, name, Built::Ready(SmatchFamily::new(index, files, SmatchConfig::default())?.with_references(families.references)));
+                add(pipeline, name, Built::Ready(SmatchFamily::new(families.amr, families.amr_files, SmatchConfig::default())?.with_references(families.references)));
             }
             FamilyName::Llm => {
                 if let Some(built) = llm.take() {
