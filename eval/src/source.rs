@@ -138,83 +138,66 @@ impl JsonlSource {
 }
 
 impl JsonlSource {
-    /// A pass of [`JsonlSource::digesting`]: chunks of every item read are prepared and
-    /// digested, then the kept items go on in full chunks.
-    fn digesting_pass(&self, size: usize, visit: &mut dyn FnMut(&[DialogueItem]) -> Result<()>, slot: &Mutex<Option<String>>) -> Result<()> {
-        let mut digest = ItemsDigest::new();
-        let (mut raw, mut out): (Vec<DialogueItem>, Vec<DialogueItem>) = (Vec::with_capacity(size), Vec::with_capacity(size));
-        let mut read = 0_usize;
-        let mut pass_on = |raw: &mut Vec<DialogueItem>, out: &mut Vec<DialogueItem>, last: bool| -> Result<()> {
-            if let Some(prepare) = &self.prepare {
-                prepare(raw)?;
-            }
-            digest.add(raw)?;
-            for item in raw.drain(..) {
-                if self.keep.as_ref().is_none_or(|keep| keep(&item)) {
-                    out.push(item);
-                }
-                if out.len() == size {
-                    visit(out)?;
-                    out.clear();
-                }
-            }
-            if last && !out.is_empty() {
-                visit(out)?;
-                out.clear();
-            }
-            Ok(())
-        };
-        for item in dialeval_datasets::jsonl::read(&self.path)? {
-            raw.push(item.map_err(|e| dialeval_datasets::sniff::with_hint(e, &self.path, Corpus::Jsonl))?);
-            read += 1;
-            if raw.len() == size {
-                pass_on(&mut raw, &mut out, false)?;
-            }
-        }
-        if read == 0 {
-            return Err(self.no_items());
-        }
-        pass_on(&mut raw, &mut out, true)?;
-        *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(digest.finish());
-        Ok(())
-    }
-
     fn no_items(&self) -> crate::Error {
         dialeval_datasets::Error::Record { path: self.path.clone(), place: dialeval_datasets::Place::File, problem: "no items (the file is empty or has only blank lines)".into() }.into()
     }
 }
 
 impl ItemSource for JsonlSource {
+    /// Reads a chunk of items at a time. With [`JsonlSource::digesting`] every item read is
+    /// prepared and digested, kept or not; otherwise only the kept items are prepared, just
+    /// before they go on. Either way the kept items go on in full chunks.
     fn for_each_chunk(&self, size: usize, visit: &mut dyn FnMut(&[DialogueItem]) -> Result<()>) -> Result<()> {
         let size = size.max(1);
-        if let Some(slot) = &self.digest {
-            return self.digesting_pass(size, visit, slot);
-        }
-        let mut chunk: Vec<DialogueItem> = Vec::with_capacity(size);
-        let mut read = 0_usize;
-        let mut flush = |chunk: &mut Vec<DialogueItem>| -> Result<()> {
-            if let Some(prepare) = &self.prepare {
-                prepare(chunk)?;
+        let digesting = self.digest.is_some();
+        let prepare = |items: &mut [DialogueItem]| self.prepare.as_ref().map_or(Ok(()), |prepare| prepare(items));
+        let mut digest = ItemsDigest::new();
+        let (mut raw, mut out): (Vec<DialogueItem>, Vec<DialogueItem>) = (Vec::with_capacity(size), Vec::with_capacity(size));
+        let mut emit = |out: &mut Vec<DialogueItem>| -> Result<()> {
+            if !digesting {
+                prepare(out)?;
             }
-            visit(chunk)?;
-            chunk.clear();
+            visit(out)?;
+            out.clear();
             Ok(())
         };
-        for item in dialeval_datasets::jsonl::read(&self.path)? {
-            let item = item.map_err(|e| dialeval_datasets::sniff::with_hint(e, &self.path, Corpus::Jsonl))?;
-            read += 1;
-            if self.keep.as_ref().is_none_or(|keep| keep(&item)) {
-                chunk.push(item);
+        let mut items = dialeval_datasets::jsonl::read(&self.path)?;
+        let mut read = 0_usize;
+        loop {
+            let end = match items.next() {
+                Some(item) => {
+                    raw.push(item.map_err(|e| dialeval_datasets::sniff::with_hint(e, &self.path, Corpus::Jsonl))?);
+                    read += 1;
+                    false
+                }
+                None => true,
+            };
+            if raw.len() == size || (end && !raw.is_empty()) {
+                if digesting {
+                    prepare(&mut raw)?;
+                    digest.add(&raw)?;
+                }
+                for item in raw.drain(..) {
+                    if self.keep.as_ref().is_none_or(|keep| keep(&item)) {
+                        out.push(item);
+                    }
+                    if out.len() == size {
+                        emit(&mut out)?;
+                    }
+                }
             }
-            if chunk.len() == size {
-                flush(&mut chunk)?;
+            if end {
+                break;
             }
         }
         if read == 0 {
             return Err(self.no_items());
         }
-        if !chunk.is_empty() {
-            flush(&mut chunk)?;
+        if !out.is_empty() {
+            emit(&mut out)?;
+        }
+        if let Some(slot) = &self.digest {
+            *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(digest.finish());
         }
         Ok(())
     }
