@@ -252,6 +252,29 @@ impl BertLayer {
 }
 
 impl Bert {
+    /// This encoder with only its last `layers` layers requiring gradients (every layer and the
+    /// embeddings when `layers` covers them all). The layers below, the embeddings and MPNet's
+    /// shared relative-position bias then run outside autodiff, so a partial fine-tune pays
+    /// the backward pass of its top layers alone.
+    #[must_use]
+    pub fn with_trainable_top(self, layers: usize) -> Self {
+        let frozen = self.layers.len().saturating_sub(layers);
+        if frozen == 0 {
+            return self;
+        }
+        let Self { words, positions, token_types, embedding_norm, layers: all, relative_bias, position_offset, relative_max_distance } = self;
+        Self {
+            words: words.no_grad(),
+            positions: positions.no_grad(),
+            token_types: token_types.map(Module::no_grad),
+            embedding_norm: embedding_norm.no_grad(),
+            layers: all.into_iter().enumerate().map(|(i, layer)| if i < frozen { layer.no_grad() } else { layer }).collect(),
+            relative_bias: relative_bias.map(Module::no_grad),
+            position_offset,
+            relative_max_distance,
+        }
+    }
+
     /// Last hidden states.
     ///
     /// # Shapes
@@ -372,9 +395,12 @@ impl Weights<'_> {
     }
 
     /// PyTorch stores `[out, in]`; burn's `Linear` holds `[in, out]`.
+    /// Transposed here, in the loaded values, so that every parameter is a leaf tensor: one an
+    /// autodiff device can train (a tensor op's output cannot become a parameter there).
     fn linear(&self, linear: &mut Linear, name: &str, d_in: usize, d_out: usize, device: &Device) -> Result<()> {
-        let weight: Param<Tensor<2>> = self.param(&format!("{name}.weight"), [d_out, d_in], device)?;
-        linear.weight = Param::from_tensor(weight.val().transpose());
+        let stored = self.values(&format!("{name}.weight"), &[d_out, d_in])?;
+        let transposed: Vec<f32> = (0..d_in).flat_map(|i| (0..d_out).map(move |o| (i, o))).map(|(i, o)| stored[o * d_in + i]).collect();
+        linear.weight = Param::from_tensor(Tensor::from_data(TensorData::new(transposed, [d_in, d_out]), device));
         linear.bias = Some(self.param(&format!("{name}.bias"), [d_out], device)?);
         Ok(())
     }
@@ -399,7 +425,7 @@ pub enum Pooling {
 }
 
 /// sha256 over the files (each prefixed by its length) and `max_len`, first 16 hex digits.
-fn fingerprint_files(files: &[PathBuf], max_len: usize) -> Result<String> {
+pub(crate) fn fingerprint_files(files: &[PathBuf], max_len: usize) -> Result<String> {
     use sha2::{Digest, Sha256};
     let mut hasher = Sha256::new();
     for f in files {

@@ -29,6 +29,7 @@ pub mod compute;
 pub mod data;
 mod error;
 pub mod fast_gelu;
+pub mod finetune;
 pub mod model;
 pub mod ruber;
 pub mod train;

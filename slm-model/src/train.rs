@@ -277,7 +277,7 @@ pub(crate) fn begin_epoch(device: &Device, n: usize, seed: u64, epoch: usize) ->
 
 /// The order of `n` training items in `epoch`: a shuffle derived from `seed` and the epoch, so a
 /// resumed run repeats it.
-fn epoch_order(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
+pub(crate) fn epoch_order(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (0..n).collect();
     shuffle(&mut order, &mut SplitMix64(seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9)));
     order

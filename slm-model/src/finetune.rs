@@ -1,0 +1,395 @@
+//! Fine-tuning the text encoder, as the paper's SLM does: a pretrained encoder (MiniLM, MPNet)
+//! reads a context and a response as one input (`[CLS] context [SEP] response [SEP]` for BERT,
+//! `<s> context </s></s> response </s>` for MPNet: the tokenizer's own pair template), a linear
+//! head on the mean of its last states gives the logit of "a good continuation", and the top
+//! [`FineTuneConfig::trainable_layers`] layers (every layer and the embeddings: full
+//! fine-tuning) are trained with the head on positives against negatives, binary
+//! cross-entropy, Adam.
+//!
+//! The layers below the trained ones run without autodiff (their parameters require no
+//! gradient), so a partial fine-tune pays the backward pass of its top layers only.
+//!
+//! A training run goes in **rounds** of [`FineTuneConfig::pairs_per_round`] pairs (a pass over
+//! the shuffled data cut into pieces): each round ends with the dev AUC and a checkpoint, as an
+//! epoch of [`crate::train`] does, so a run stopped at any point resumes from its last round and
+//! loses at most one. Each round logs its pairs per second, from which a run is sized.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use burn::grad_clipping::GradientClippingConfig;
+use burn::nn::{Initializer, Linear, LinearConfig};
+use burn::optim::{AdamConfig, GradientsParams};
+use burn::prelude::*;
+use burn::tensor::TensorData;
+use dialeval_datasets::pairs::TrainingPair;
+use serde::{Deserialize, Serialize};
+use tokenizers::{Tokenizer, TruncationDirection};
+
+use crate::bert::{Bert, BertConfig, window_prefix};
+use crate::compute::Compute;
+use crate::error::{Error, Result};
+use crate::train::{Checkpoint, LoopState, append_log, load_module, read_json, roc_auc, save_best, write_json};
+
+/// Settings of a fine-tuning run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FineTuneConfig {
+    /// How many of the encoder's top layers are trained (at least one); as many as it has, or
+    /// more: every layer and the embeddings (full fine-tuning).
+    pub trainable_layers: usize,
+    /// Context turns read, the last ones.
+    pub context_turns: usize,
+    /// Word pieces kept of the context: its last ones.
+    pub context_tokens: usize,
+    /// Word pieces kept of the response: its first ones.
+    pub response_tokens: usize,
+    /// Pairs per step.
+    pub batch_size: usize,
+    /// Adam's learning rate.
+    pub lr: f64,
+    /// Decay of the rate after a round without a better dev AUC.
+    pub lr_decay: f64,
+    /// Pairs per round (a round ends with the dev AUC and a checkpoint).
+    pub pairs_per_round: usize,
+    /// The most rounds a run takes.
+    pub rounds: usize,
+    /// Rounds without a better dev AUC before the run stops.
+    pub patience: usize,
+    /// Seeds the order of the pairs.
+    pub seed: u64,
+    /// Where the model runs (not part of what a resumed run must match).
+    #[serde(default)]
+    pub compute: Compute,
+}
+
+impl Default for FineTuneConfig {
+    fn default() -> Self {
+        Self {
+            trainable_layers: 2,
+            context_turns: 2,
+            context_tokens: 96,
+            response_tokens: 48,
+            batch_size: 16,
+            lr: 3e-5,
+            lr_decay: 0.5,
+            pairs_per_round: 4096,
+            rounds: 40,
+            patience: 4,
+            seed: 0,
+            compute: Compute::Cpu,
+        }
+    }
+}
+
+/// One round of [`fine_tune`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundLog {
+    /// 1-based round.
+    pub round: usize,
+    /// Passes over the training pairs so far (fractional).
+    pub passes: f64,
+    /// Mean training loss of the round.
+    pub train_loss: f64,
+    /// Dev ROC AUC after the round.
+    pub dev_auc: f64,
+    /// Learning rate used.
+    pub lr: f64,
+    /// Wall time of the round's training steps (the dev scoring not included).
+    pub seconds: f64,
+    /// Training pairs per second of the round.
+    pub pairs_per_second: f64,
+}
+
+/// What [`fine_tune`] saves beside the weights: the settings and the encoder they apply to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct FineTuneMeta {
+    config: FineTuneConfig,
+    /// [`crate::bert::PretrainedEncoder::fingerprint`]-style digest of the encoder's files.
+    encoder_id: String,
+    encoder: BertConfig,
+}
+
+/// Context–response inputs in the encoder's pair template, padded into a batch.
+#[derive(Debug, Clone)]
+pub struct PairBatch {
+    tokens: Tensor<2, Int>,
+    types: Tensor<2, Int>,
+    /// `[batch, seq]`, true at padding.
+    pad: Tensor<2, Bool>,
+}
+
+/// The tokenizer side: one pair of texts into the encoder's pair template.
+#[derive(Clone)]
+pub struct PairTokenizer {
+    tokenizer: Tokenizer,
+    context_turns: usize,
+    context_tokens: usize,
+    response_tokens: usize,
+}
+
+impl std::fmt::Debug for PairTokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PairTokenizer").field("context_tokens", &self.context_tokens).field("response_tokens", &self.response_tokens).finish_non_exhaustive()
+    }
+}
+
+impl PairTokenizer {
+    /// `dir/tokenizer.json`, cutting pairs as `config` says.
+    ///
+    /// # Errors
+    /// A missing or unreadable tokenizer.
+    pub fn load(dir: &Path, config: &FineTuneConfig) -> Result<Self> {
+        let path = dir.join("tokenizer.json");
+        let mut tokenizer = Tokenizer::from_file(&path).map_err(|e| Error::Format(format!("{}: {e}", path.display())))?;
+        tokenizer.with_padding(None);
+        tokenizer.with_truncation(None).map_err(|e| Error::Format(format!("{}: {e}", path.display())))?;
+        Ok(Self { tokenizer, context_turns: config.context_turns, context_tokens: config.context_tokens, response_tokens: config.response_tokens })
+    }
+
+    /// Token ids and type ids of `pair`: the last context turns (their last word pieces) and the
+    /// response (its first), in the tokenizer's pair template.
+    ///
+    /// # Errors
+    /// [`Error::Format`] when the tokenizer fails.
+    pub fn encode(&self, pair: &TrainingPair) -> Result<(Vec<u32>, Vec<u32>)> {
+        let turns = &pair.context[pair.context.len().saturating_sub(self.context_turns)..];
+        let context = turns.join(" ");
+        // Only the tail of a long context and the head of a long response can be kept: the
+        // tokenizer reads no more text than that needs.
+        let tail_start = context.char_indices().rev().nth(self.context_tokens * 16).map_or(0, |(at, _)| at);
+        let fail = |e| Error::Format(format!("tokenizer: {e}"));
+        let mut first = self.tokenizer.encode(&context[tail_start..], false).map_err(fail)?;
+        let mut second = self.tokenizer.encode(window_prefix(&pair.response, self.response_tokens), false).map_err(fail)?;
+        first.truncate(self.context_tokens, 0, TruncationDirection::Left);
+        second.truncate(self.response_tokens, 0, TruncationDirection::Right);
+        let joined = self.tokenizer.post_process(first, Some(second), true).map_err(fail)?;
+        Ok((joined.get_ids().to_vec(), joined.get_type_ids().to_vec()))
+    }
+
+    /// `pairs` padded into a batch on `device`.
+    ///
+    /// # Errors
+    /// As [`PairTokenizer::encode`].
+    pub fn batch(&self, pairs: &[&TrainingPair], device: &Device) -> Result<PairBatch> {
+        let encoded: Vec<(Vec<u32>, Vec<u32>)> = pairs.iter().map(|p| self.encode(p)).collect::<Result<_>>()?;
+        let (b, seq) = (encoded.len(), encoded.iter().map(|(ids, _)| ids.len()).max().unwrap_or(1).max(1));
+        let (mut tokens, mut types, mut pad) = (vec![0_i64; b * seq], vec![0_i64; b * seq], vec![true; b * seq]);
+        for (i, (ids, type_ids)) in encoded.iter().enumerate() {
+            for (j, (&id, &t)) in ids.iter().zip(type_ids).enumerate() {
+                tokens[i * seq + j] = i64::from(id);
+                types[i * seq + j] = i64::from(t);
+                pad[i * seq + j] = false;
+            }
+        }
+        let int = |v: Vec<i64>| Tensor::<2, Int>::from_data(TensorData::new(v, [b, seq]), device);
+        Ok(PairBatch { tokens: int(tokens), types: int(types), pad: Tensor::from_data(TensorData::new(pad, [b, seq]), device) })
+    }
+}
+
+/// The head's output is multiplied by this: Adam moves each parameter by about the learning
+/// rate per step whatever its gradient, so the head (which starts at zero) learns this many times
+/// faster than the encoder's layers under one rate (about 1e-3 against 3e-5).
+const HEAD_SCALE: f64 = 32.0;
+
+/// The fine-tuned encoder and its head.
+#[derive(Module, Debug)]
+pub struct CrossScorer {
+    encoder: Bert,
+    head: Linear,
+}
+
+impl CrossScorer {
+    /// The logit of "a good continuation" per pair, `[batch]`.
+    pub fn logits(&self, batch: &PairBatch) -> Tensor<1> {
+        let states = self.encoder.forward(batch.tokens.clone(), batch.types.clone(), batch.pad.clone());
+        let [b, seq, h] = states.dims();
+        let keep = batch.pad.clone().bool_not().float().reshape([b, seq, 1]);
+        let pooled = (states * keep.clone()).sum_dim(1) / keep.sum_dim(1);
+        self.head.forward(pooled.reshape([b, h])).reshape([b]).mul_scalar(HEAD_SCALE)
+    }
+
+    /// Binary cross-entropy of `labels` (1 good, 0 negative) against the logits.
+    fn loss(&self, batch: &PairBatch, labels: Tensor<1>) -> Tensor<1> {
+        let z = self.logits(batch);
+        // softplus(z) − y·z, written stably: max(z, 0) − y·z + ln(1 + e^{−|z|}).
+        let stable = z.clone().clamp_min(0.0) - z.clone() * labels + z.abs().neg().exp().add_scalar(1.0).log();
+        stable.mean()
+    }
+}
+
+/// What [`fine_tune`] learns from: labelled pairs and the pretrained encoder's folder
+/// (`config.json`, `model.safetensors`, `tokenizer.json`).
+#[derive(Debug, Clone, Copy)]
+pub struct FineTuneData<'a> {
+    /// Training pairs (positives and negatives).
+    pub train: &'a [TrainingPair],
+    /// Dev pairs, scored after each round (early stopping, the best model).
+    pub dev: &'a [TrainingPair],
+    /// The pretrained encoder.
+    pub encoder: &'a Path,
+}
+
+fn encoder_files(dir: &Path) -> [PathBuf; 3] {
+    [dir.join("config.json"), dir.join("model.safetensors"), dir.join("tokenizer.json")]
+}
+
+/// The pretrained encoder of `dir` under a head at zero (every pair starts at 0.5), on `device`.
+fn pretrained(dir: &Path, device: &Device) -> Result<(CrossScorer, BertConfig, String)> {
+    for (file, path) in ["config.json", "model.safetensors", "tokenizer.json"].into_iter().zip(encoder_files(dir)) {
+        if !path.is_file() {
+            return Err(Error::MissingModel { dir: dir.to_owned(), file });
+        }
+    }
+    let config = BertConfig::load(&dir.join("config.json"))?;
+    let head = LinearConfig::new(config.hidden_size, 1).with_initializer(Initializer::Zeros).init(device);
+    let encoder = Bert::load(&config, &dir.join("model.safetensors"), device)?;
+    let id = crate::bert::fingerprint_files(&encoder_files(dir), config.max_tokens())?;
+    Ok((CrossScorer { encoder, head }, config, id))
+}
+
+/// The order of the training pairs in `round`: pass after pass over the pairs, each pass a
+/// seeded shuffle, cut into rounds of `per_round`; the same on a resumed run.
+fn round_order(n: usize, per_round: usize, seed: u64, round: usize) -> Vec<usize> {
+    let start = (round - 1) * per_round;
+    let mut out = Vec::with_capacity(per_round);
+    let mut pass = usize::MAX;
+    let mut order = Vec::new();
+    for global in start..start + per_round {
+        if global / n != pass {
+            pass = global / n;
+            order = crate::train::epoch_order(n, seed, pass + 1);
+        }
+        out.push(order[global % n]);
+    }
+    out
+}
+
+/// Scores `pairs` with `model` (no autodiff), 32 at a time: `P(good continuation)`.
+fn score(model: &CrossScorer, tokenizer: &PairTokenizer, pairs: &[TrainingPair], device: &Device) -> Result<Vec<f64>> {
+    let mut out = Vec::with_capacity(pairs.len());
+    for chunk in pairs.chunks(32) {
+        let refs: Vec<&TrainingPair> = chunk.iter().collect();
+        let logits = model.logits(&tokenizer.batch(&refs, device)?).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("scores: {e:?}")))?;
+        out.extend(logits.into_iter().map(|l| 1.0 / (1.0 + (-f64::from(l)).exp())));
+    }
+    Ok(out)
+}
+
+/// Fine-tunes (or resumes fine-tuning) into `dir` on `data`; the best model by dev AUC is kept in
+/// `dir/best`, the settings in `dir/finetune.json`; `progress(round, step, steps)` after each step.
+///
+/// # Errors
+/// Empty data or invalid settings ([`Error::Config`]), a checkpoint of other settings or of
+/// another encoder, a missing encoder, files that cannot be written or read, a dev set of one
+/// class.
+pub fn fine_tune(data: &FineTuneData, config: &FineTuneConfig, dir: &Path, progress: &dyn Fn(usize, usize, usize)) -> Result<Vec<RoundLog>> {
+    if data.train.is_empty() || data.dev.is_empty() || config.batch_size == 0 || config.pairs_per_round == 0 || config.trainable_layers == 0 {
+        return Err(Error::Config("need training and dev pairs, and batch_size, pairs_per_round and trainable_layers above 0".into()));
+    }
+    let device = config.compute.device()?.autodiff();
+    let plain = device.clone().without_autodiff();
+    let (model, encoder, encoder_id) = pretrained(data.encoder, &device)?;
+    let checkpoint = Checkpoint::open(dir)?;
+    let meta = FineTuneMeta { config: config.clone(), encoder_id, encoder };
+    let resume = checkpoint.exists();
+    if resume {
+        let saved: FineTuneMeta = read_json(&dir.join("finetune.json"))?;
+        // More rounds or patience, or another device, may be given to a resumed run.
+        let comparable = |m: &FineTuneMeta| FineTuneMeta { config: FineTuneConfig { rounds: 0, patience: 0, compute: Compute::Cpu, ..m.config.clone() }, ..m.clone() };
+        if comparable(&saved) != comparable(&meta) {
+            return Err(Error::Config(format!("{}: the checkpoint was trained with other settings or another encoder; use a fresh directory", dir.display())));
+        }
+    }
+    write_json(&dir.join("finetune.json"), &meta)?;
+    let tokenizer = PairTokenizer::load(data.encoder, config)?;
+    let mut model = CrossScorer { encoder: model.encoder.with_trainable_top(config.trainable_layers), head: model.head };
+    let mut optim = AdamConfig::new().with_grad_clipping(Some(GradientClippingConfig::Norm(1.0))).init();
+    let mut state = LoopState::new(config.lr);
+    if resume {
+        (model, optim, state) = checkpoint.load(model, optim)?;
+        // A loaded record does not carry which parameters are frozen.
+        model = CrossScorer { encoder: model.encoder.with_trainable_top(config.trainable_layers), head: model.head };
+    }
+    let dev_labels: Vec<u8> = data.dev.iter().map(TrainingPair::label).collect();
+    let mut logs = Vec::new();
+    let log_path = dir.join("log.jsonl");
+    while let Some(round) = state.next_epoch(config.rounds, config.patience) {
+        let started = Instant::now();
+        let order = round_order(data.train.len(), config.pairs_per_round, config.seed, round);
+        let steps = order.len().div_ceil(config.batch_size);
+        let mut total = 0.0;
+        for (step, chunk) in order.chunks(config.batch_size).enumerate() {
+            let pairs: Vec<&TrainingPair> = chunk.iter().map(|&i| &data.train[i]).collect();
+            let labels: Vec<f32> = pairs.iter().map(|p| f32::from(p.label())).collect();
+            let n = labels.len();
+            let loss = model.loss(&tokenizer.batch(&pairs, &device)?, Tensor::from_data(TensorData::new(labels, [n]), &device));
+            total += f64::from(loss.clone().into_scalar::<f32>());
+            let grads = GradientsParams::from_grads(loss.backward(), &model);
+            model = optim.step(state.lr, model, grads);
+            progress(round, step + 1, steps);
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        let valid = model.valid();
+        let scores = score(&valid, &tokenizer, data.dev, &plain)?;
+        let auc = roc_auc(&scores, &dev_labels).map_err(Error::DevSet)?;
+        let log = RoundLog {
+            round,
+            passes: (round * config.pairs_per_round) as f64 / data.train.len() as f64,
+            train_loss: total / steps as f64,
+            dev_auc: auc,
+            lr: state.lr,
+            seconds,
+            pairs_per_second: order.len() as f64 / seconds,
+        };
+        if state.finish_epoch(round, auc, config.lr_decay) {
+            save_best(dir, valid)?;
+        }
+        checkpoint.save(&model, &optim, &state)?;
+        append_log(&log_path, &log)?;
+        logs.push(log);
+    }
+    Ok(logs)
+}
+
+/// A fine-tuned model loaded for scoring.
+pub struct FineTunedScorer {
+    model: CrossScorer,
+    tokenizer: PairTokenizer,
+    device: Device,
+    /// The settings it was trained with.
+    pub config: FineTuneConfig,
+}
+
+impl std::fmt::Debug for FineTunedScorer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FineTunedScorer").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl FineTunedScorer {
+    /// Loads `dir/best` (written by [`fine_tune`]) over the pretrained encoder of `encoder`,
+    /// which must be the one it was trained from.
+    ///
+    /// # Errors
+    /// Missing or unreadable files; [`Error::EncoderMismatch`] for another encoder;
+    /// [`Error::RecordMismatch`] when the saved parameters do not fit.
+    pub fn load(dir: &Path, encoder: &Path, device: Device) -> Result<Self> {
+        crate::bundle::verify(dir)?;
+        let meta: FineTuneMeta = read_json(&dir.join("finetune.json"))?;
+        let (model, _, id) = pretrained(encoder, &device)?;
+        if id != meta.encoder_id {
+            return Err(Error::EncoderMismatch { expected: meta.encoder_id, found: id });
+        }
+        let model = load_module(model, &dir.join("best/model"))?;
+        let tokenizer = PairTokenizer::load(encoder, &meta.config)?;
+        Ok(Self { model, tokenizer, device, config: meta.config })
+    }
+
+    /// `P(good continuation)` per pair, in order.
+    ///
+    /// # Errors
+    /// A tokenizer failure or an unreadable model output.
+    pub fn score(&self, pairs: &[TrainingPair]) -> Result<Vec<f64>> {
+        score(&self.model, &self.tokenizer, pairs, &self.device)
+    }
+}
