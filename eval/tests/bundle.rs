@@ -70,3 +70,40 @@ fn the_shipped_checkpoints_of_the_encoder_are_chosen_and_another_encoders_are_re
     assert!(!out.join("cache").exists() || std::fs::read_dir(out.join("cache")).unwrap().all(|f| std::fs::metadata(f.unwrap().path()).unwrap().len() == 0), "nothing was encoded");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn a_fine_tuned_checkpoint_scores_its_column_and_none_given_is_skipped_with_the_reason() {
+    use dialeval_datasets::pairs::{DdppPairConfig, ddpp_pairs};
+    use dialeval_eval::family::{FamilyOutput, MetricFamily};
+    use dialeval_slm_model::finetune::{FineTuneConfig, FineTuneData, fine_tune};
+    let Some(minilm) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
+    let out = common::temp("bundle", "fine-tuned");
+    let settings = ModelSettings { encoder: Some(minilm.clone()), models: None, out: out.clone(), cache_dir: out.join("cache"), ..ModelSettings::default() };
+    let why = skipped(ModelBundle::load(settings.clone()).unwrap().fine_tuned().unwrap());
+    assert!(why.contains("no fine-tuned checkpoint given"), "{why}");
+
+    // A checkpoint fine-tuned for one round of 16 DailyDialog++ pairs (its top layer and head).
+    let data = dialeval_testkit::workspace_dir().join("data");
+    let contexts: Vec<_> = dialeval_datasets::ddpp::load(&data.join("dailydialog-plusplus/dev.json")).unwrap().into_iter().take(4).collect();
+    let (pairs, _) = ddpp_pairs(&contexts, "dev.json", None, &DdppPairConfig { adversarial_negatives: false, max_context_turns: Some(2), ..DdppPairConfig::default() }).unwrap();
+    let dir = out.join("ft");
+    let config = FineTuneConfig { trainable_layers: 1, batch_size: 8, pairs_per_round: 16, rounds: 1, ..FineTuneConfig::default() };
+    fine_tune(&FineTuneData { train: &pairs, dev: &pairs, encoder: &minilm }, &config, &dir, &|_, _, _| {}).unwrap();
+
+    let bundle = ModelBundle::load(ModelSettings { fine_tuned: Some(dir.clone()), ..settings.clone() }).unwrap();
+    let Built::Ready(family) = bundle.fine_tuned().unwrap() else { panic!("a given checkpoint of this encoder runs") };
+    let items = vec![common::item("a", "do you like tea", "yes, green tea", "i do"), common::item("b", "where were you", "", "at home")];
+    let FamilyOutput::Scored(scores) = family.compute(&items, &|_, _| {}).unwrap() else { panic!("scored") };
+    let column = &scores.columns[0];
+    assert_eq!(column.metric.as_str(), "Fine-tuned");
+    assert!(column.values[0].is_some_and(|p| p > 0.0 && p < 1.0) && column.values[1].is_none(), "a blank response is an empty cell: {:?}", column.values);
+    let settings_json = serde_json::to_string(&family.settings()).unwrap();
+    assert!(settings_json.contains(&dir.display().to_string()), "the cache key names the checkpoint: {settings_json}");
+
+    // Fine-tuned from MiniLM, refused over MPNet (both named), before anything is scored.
+    if let Some(mpnet) = dialeval_testkit::optional_dir(default_mpnet_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MPNET") {
+        let why = skipped(ModelBundle::load(ModelSettings { encoder: Some(mpnet), fine_tuned: Some(dir), ..settings }).unwrap().fine_tuned().unwrap());
+        assert!(why.contains("give the encoder it was fine-tuned from"), "{why}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -142,7 +142,7 @@ fn to_python<'py>(py: Python<'py>, report: &Report, notes: &[String]) -> PyResul
 /// Runs the main job over the JSONL corpus at `path` into `out` and returns its scores,
 /// correlations, skipped families and notes (see `dialeval.evaluate`).
 #[pyfunction]
-#[pyo3(signature = (path, out, *, skip = Vec::new(), amr = Vec::new(), encoder = None, models = None, slm = None, ruber = None, references = "max", bootstrap = 1000, chunk = 10_000, device = "cpu", llm_base_url = None, llm_model = "smollm2-135m"))]
+#[pyo3(signature = (path, out, *, skip = Vec::new(), amr = Vec::new(), encoder = None, models = None, slm = None, ruber = None, fine_tuned = None, references = "max", bootstrap = 1000, chunk = 10_000, device = "cpu", llm_base_url = None, llm_model = "smollm2-135m"))]
 #[allow(clippy::too_many_arguments)] // the Python keywords, gathered into `Settings` at once
 pub fn evaluate<'py>(
     py: Python<'py>,
@@ -154,6 +154,7 @@ pub fn evaluate<'py>(
     models: Option<PathBuf>,
     slm: Option<PathBuf>,
     ruber: Option<PathBuf>,
+    fine_tuned: Option<PathBuf>,
     references: &str,
     bootstrap: usize,
     chunk: usize,
@@ -182,6 +183,7 @@ pub fn evaluate<'py>(
             models: models.or_else(|| std::env::var_os("DIALEVAL_MODELS").map(PathBuf::from)),
             slm,
             ruber,
+            fine_tuned,
             retrain: Retrain::Never,
             out: out.clone(),
             cache_dir: default_cache_dir(),

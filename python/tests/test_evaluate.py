@@ -51,7 +51,11 @@ def test_ten_thousand_items_with_the_shipped_checkpoints(tmp_path):
     assert report.scores[0]["human"] == {"relevant": 1.0}
     for metric in ("SLM", "BERT-RUBER-unref", "Context-Cosine", "Length (words)", "BLEU-4", "BERTScore-F1"):
         assert all(isinstance(s["metrics"][metric], float) for s in report.scores), metric
-    assert report.skipped == {"llm": "left out by skip=", "smatch": "no item has both a response graph and a reference graph"}, report.skipped
+    assert report.skipped == {
+        "llm": "left out by skip=",
+        "smatch": "no item has both a response graph and a reference graph",
+        "fine_tuned": "no fine-tuned checkpoint given (none ships yet; `dialeval fine-tune` trains one)",
+    }, report.skipped
     # The learned reference-free scores tell relevant responses from negatives.
     for metric in ("SLM", "BERT-RUBER-unref"):
         row = report.correlation(metric, "relevant")
@@ -67,7 +71,7 @@ def test_ten_thousand_items_with_the_shipped_checkpoints(tmp_path):
 def test_without_shipped_checkpoints_the_learned_families_are_skipped_not_trained(tmp_path):
     encoder = encoder_or_skip()
     report = dialeval.evaluate(ddpp_items(60), out=tmp_path, skip=("embedding", "llm"), models=tmp_path / "none", encoder=encoder, bootstrap=0)
-    assert set(report.skipped) == {"embedding", "llm", "bert_ruber", "slm", "smatch"}, report.skipped
+    assert set(report.skipped) == {"embedding", "llm", "bert_ruber", "slm", "fine_tuned", "smatch"}, report.skipped
     assert report.skipped["embedding"] == "left out by skip="
     for name in ("slm", "bert-ruber"):
         assert f"no shipped {name} checkpoint" in report.skipped[name.replace("-", "_")], report.skipped

@@ -356,6 +356,7 @@ pub struct FineTunedScorer {
     model: CrossScorer,
     tokenizer: PairTokenizer,
     device: Device,
+    encoder_id: String,
     /// The settings it was trained with.
     pub config: FineTuneConfig,
 }
@@ -382,7 +383,12 @@ impl FineTunedScorer {
         }
         let model = load_module(model, &dir.join("best/model"))?;
         let tokenizer = PairTokenizer::load(encoder, &meta.config)?;
-        Ok(Self { model, tokenizer, device, config: meta.config })
+        Ok(Self { model, tokenizer, device, config: meta.config, encoder_id: id })
+    }
+
+    /// The fingerprint of the pretrained encoder it was fine-tuned from (and reads).
+    pub fn encoder_id(&self) -> &str {
+        &self.encoder_id
     }
 
     /// `P(good continuation)` per pair, in order.

@@ -84,6 +84,9 @@ struct Args {
     /// A BERT-RUBER checkpoint directory instead of the shipped one.
     #[arg(global = true, long)]
     ruber: Option<PathBuf>,
+    /// A fine-tuned text encoder (`dialeval fine-tune --out DIR`): adds its `Fine-tuned` column.
+    #[arg(global = true, long)]
+    fine_tuned: Option<PathBuf>,
     /// The sentence encoder (default: all-MiniLM-L6-v2 from scripts/fetch_minilm.sh).
     #[arg(global = true, long)]
     encoder: Option<PathBuf>,
@@ -248,6 +251,7 @@ fn run(args: Args) -> AnyResult<()> {
         models: Some(args.models.clone()),
         slm: args.slm.clone(),
         ruber: args.ruber.clone(),
+        fine_tuned: args.fine_tuned.clone(),
         retrain: if args.retrain { Retrain::Always } else { Retrain::IfNotShipped },
         data: args.data.clone(),
         seed: args.seed,

@@ -4,6 +4,8 @@
 #[cfg(feature = "slm")]
 pub mod context_cosine;
 pub mod embedding;
+#[cfg(feature = "slm")]
+pub mod fine_tuned;
 pub mod length;
 pub mod lexical;
 #[cfg(feature = "llm")]
@@ -17,6 +19,8 @@ pub mod smatch;
 #[cfg(feature = "slm")]
 pub use context_cosine::ContextCosineFamily;
 pub use embedding::{EmbeddingFamily, MemoEmbedder};
+#[cfg(feature = "slm")]
+pub use fine_tuned::FineTunedFamily;
 pub use length::{LENGTH, LengthFamily};
 pub use lexical::LexicalFamily;
 #[cfg(feature = "llm")]

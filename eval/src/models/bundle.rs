@@ -8,11 +8,12 @@ use std::sync::Arc;
 
 use dialeval_metrics::embedding::MultiRef;
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
+use dialeval_slm_model::finetune::FineTunedScorer;
 use dialeval_slm_model::ruber::RuberScorer;
 use dialeval_slm_model::train::Scorer;
 
 use crate::error::Result;
-use crate::families::{BertRuberFamily, ContextCosineFamily, EmbeddingFamily, MemoEmbedder, SlmFamily};
+use crate::families::{BertRuberFamily, ContextCosineFamily, EmbeddingFamily, FineTunedFamily, MemoEmbedder, SlmFamily};
 use crate::models::{CheckpointIdentity, Compute, ModelRequest, ModelSource, Retrain, RetrainData, SharedCache, default_cache_dir};
 
 /// A family built from the bundle, or the reason it cannot run here (for the report's list of
@@ -51,6 +52,8 @@ pub struct ModelSettings {
     pub slm: Option<PathBuf>,
     /// A BERT-RUBER checkpoint to use instead of the shipped one.
     pub ruber: Option<PathBuf>,
+    /// A checkpoint of the fine-tuned text encoder (`dialeval fine-tune`; none ships yet).
+    pub fine_tuned: Option<PathBuf>,
     /// Whether a shipped checkpoint may be used.
     pub retrain: Retrain,
     /// The repository's `data/` folder (what a checkpoint trained here learns from).
@@ -73,6 +76,7 @@ impl Default for ModelSettings {
             models: Some(PathBuf::from("models")),
             slm: None,
             ruber: None,
+            fine_tuned: None,
             retrain: Retrain::IfNotShipped,
             data: PathBuf::from("data"),
             seed: 0,
@@ -198,6 +202,27 @@ impl ModelBundle {
         }
         let family = BertRuberFamily::new(scorer, CheckpointIdentity::of(source.dir())?, l);
         Ok(Built::Ready(family.with_references(self.settings.references)))
+    }
+
+    /// The fine-tuned text encoder of [`ModelSettings::fine_tuned`] over this run's pretrained
+    /// encoder (the one it was fine-tuned from). Skipped when no checkpoint is given (none ships
+    /// yet), when the encoder is missing, or when the checkpoint was fine-tuned from another one.
+    ///
+    /// # Errors
+    /// A checkpoint that cannot be read.
+    pub fn fine_tuned(&self) -> Result<Built<FineTunedFamily>> {
+        let Some(dir) = &self.settings.fine_tuned else {
+            return Ok(Built::Skipped("no fine-tuned checkpoint given (none ships yet; `dialeval fine-tune` trains one)".into()));
+        };
+        if let Err(why) = &self.loaded {
+            return Ok(Built::Skipped(why.clone()));
+        }
+        let encoder = self.settings.encoder.clone().unwrap_or_else(default_model_dir);
+        match FineTunedScorer::load(dir, &encoder, self.device.clone()) {
+            Ok(scorer) => Ok(Built::Ready(FineTunedFamily::new(scorer, CheckpointIdentity::of(dir)?))),
+            Err(e @ dialeval_slm_model::Error::EncoderMismatch { .. }) => Ok(Built::Skipped(format!("{e} (give the encoder it was fine-tuned from)"))),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The SLM, its checkpoint found as BERT-RUBER's is; the one trained here reads no encoder

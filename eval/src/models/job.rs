@@ -30,6 +30,8 @@ pub enum FamilyName {
     BertRuber,
     /// The AMR-gated SLM.
     Slm,
+    /// The fine-tuned text encoder.
+    FineTuned,
     /// Smatch against the references' graphs.
     Smatch,
     /// The LLM judge.
@@ -38,7 +40,7 @@ pub enum FamilyName {
 
 impl FamilyName {
     /// Every family, in the order they run.
-    pub const ALL: [Self; 8] = [Self::Length, Self::Lexical, Self::Embedding, Self::ContextCosine, Self::BertRuber, Self::Slm, Self::Smatch, Self::Llm];
+    pub const ALL: [Self; 9] = [Self::Length, Self::Lexical, Self::Embedding, Self::ContextCosine, Self::BertRuber, Self::Slm, Self::FineTuned, Self::Smatch, Self::Llm];
 
     /// The name used in flags, caches and reports (`bert_ruber`).
     pub fn name(self) -> &'static str {
@@ -49,6 +51,7 @@ impl FamilyName {
             Self::ContextCosine => "context_cosine",
             Self::BertRuber => "bert_ruber",
             Self::Slm => "slm",
+            Self::FineTuned => "fine_tuned",
             Self::Smatch => "smatch",
             Self::Llm => "llm",
         }
@@ -132,6 +135,7 @@ pub fn add_families<L: MetricFamily + 'static>(pipeline: &mut Pipeline, bundle: 
             FamilyName::ContextCosine => add(pipeline, name, bundle.context_cosine()),
             FamilyName::BertRuber => add(pipeline, name, bundle.bert_ruber(&notice, &epochs)?),
             FamilyName::Slm => add(pipeline, name, bundle.slm(&notice, &epochs)?),
+            FamilyName::FineTuned => add(pipeline, name, bundle.fine_tuned()?),
             FamilyName::Smatch => {
                 add(pipeline, name, Built::Ready(SmatchFamily::new(families.amr, families.amr_files, SmatchConfig::default())?.with_references(families.references)));
             }

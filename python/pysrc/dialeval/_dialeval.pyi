@@ -73,6 +73,7 @@ def evaluate(
     models: Optional[str] = None,
     slm: Optional[str] = None,
     ruber: Optional[str] = None,
+    fine_tuned: Optional[str] = None,
     references: str = "max",
     bootstrap: int = 1000,
     chunk: int = 10000,

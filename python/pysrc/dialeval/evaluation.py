@@ -25,7 +25,7 @@ from ._dialeval import InputError
 
 __all__ = ["Report", "evaluate"]
 
-FAMILIES = ("length", "lexical", "embedding", "context_cosine", "bert_ruber", "slm", "smatch", "llm")
+FAMILIES = ("length", "lexical", "embedding", "context_cosine", "bert_ruber", "slm", "fine_tuned", "smatch", "llm")
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,7 @@ def evaluate(
     models: Union[str, os.PathLike, None] = None,
     slm: Union[str, os.PathLike, None] = None,
     ruber: Union[str, os.PathLike, None] = None,
+    fine_tuned: Union[str, os.PathLike, None] = None,
     references: str = "max",
     bootstrap: int = 1000,
     chunk: int = 10_000,
@@ -81,11 +82,12 @@ def evaluate(
     when ``None``); its family cache makes a second call on the same items instant.
 
     Settings, as the flags of ``dialeval evaluate``: ``skip`` (families to leave out: length,
-    lexical, embedding, context_cosine, bert_ruber, slm, smatch, llm), ``amr`` (PENMAN files
+    lexical, embedding, context_cosine, bert_ruber, slm, fine_tuned, smatch, llm), ``amr`` (PENMAN files
     attached to turns by sentence text), ``encoder`` (a sentence-encoder folder; default
     all-MiniLM-L6-v2 where ``scripts/fetch_minilm.sh`` puts it), ``models`` (the folder of
     shipped checkpoints, a clone's ``models/``; default ``$DIALEVAL_MODELS``: without it the SLM
-    and BERT-RUBER are skipped, never trained), ``slm``/``ruber`` (a checkpoint of your own),
+    and BERT-RUBER are skipped, never trained), ``slm``/``ruber`` (a checkpoint of your own), ``fine_tuned`` (a
+    checkpoint of ``dialeval fine-tune``; none ships yet, so the family is skipped without it),
     ``references`` (``max`` or ``mean``), ``bootstrap`` (resamples of the intervals, 0: none),
     ``chunk``, ``device`` (``cpu``, ``wgpu``, ``wgpu:N``), ``llm_base_url``/``llm_model`` (an
     OpenAI-compatible judge).
@@ -119,6 +121,7 @@ def evaluate(
         models=None if models is None else str(models),
         slm=None if slm is None else str(slm),
         ruber=None if ruber is None else str(ruber),
+        fine_tuned=None if fine_tuned is None else str(fine_tuned),
         references=references,
         bootstrap=bootstrap,
         chunk=chunk,
