@@ -51,6 +51,11 @@ pub struct FineTuneConfig {
     pub lr_decay: f64,
     /// Pairs per round (a round ends with the dev AUC and a checkpoint).
     pub pairs_per_round: usize,
+    /// Whether a round's pairs are grouped by length into batches (the batches then shuffled):
+    /// a batch is padded to its longest pair, so mixed lengths pay for padding. Runs from
+    /// before it was an option read `false`.
+    #[serde(default)]
+    pub length_buckets: bool,
     /// The most rounds a run takes.
     pub rounds: usize,
     /// Rounds without a better dev AUC before the run stops.
@@ -73,6 +78,7 @@ impl Default for FineTuneConfig {
             lr: 3e-5,
             lr_decay: 0.5,
             pairs_per_round: 4096,
+            length_buckets: true,
             rounds: 40,
             patience: 4,
             seed: 0,
@@ -172,6 +178,13 @@ impl PairTokenizer {
     /// As [`PairTokenizer::encode`].
     pub fn batch(&self, pairs: &[&TrainingPair], device: &Device) -> Result<PairBatch> {
         let encoded: Vec<(Vec<u32>, Vec<u32>)> = pairs.iter().map(|p| self.encode(p)).collect::<Result<_>>()?;
+        Ok(pad(&encoded, device))
+    }
+}
+
+/// Encoded pairs padded into a batch on `device`.
+fn pad(encoded: &[(Vec<u32>, Vec<u32>)], device: &Device) -> PairBatch {
+    {
         let (b, seq) = (encoded.len(), encoded.iter().map(|(ids, _)| ids.len()).max().unwrap_or(1).max(1));
         let (mut tokens, mut types, mut pad) = (vec![0_i64; b * seq], vec![0_i64; b * seq], vec![true; b * seq]);
         for (i, (ids, type_ids)) in encoded.iter().enumerate() {
@@ -182,8 +195,22 @@ impl PairTokenizer {
             }
         }
         let int = |v: Vec<i64>| Tensor::<2, Int>::from_data(TensorData::new(v, [b, seq]), device);
-        Ok(PairBatch { tokens: int(tokens), types: int(types), pad: Tensor::from_data(TensorData::new(pad, [b, seq]), device) })
+        PairBatch { tokens: int(tokens), types: int(types), pad: Tensor::from_data(TensorData::new(pad, [b, seq]), device) }
     }
+}
+
+/// The batches of a round: `order` cut into batches of `size` as it comes, or with
+/// `length_buckets` sorted by `lengths` (stable, so ties keep the round's order), cut, and the
+/// batches shuffled under `(seed, round)`. Positions into `order`.
+fn round_batches(lengths: &[usize], size: usize, length_buckets: bool, seed: u64, round: usize) -> Vec<Vec<usize>> {
+    let mut positions: Vec<usize> = (0..lengths.len()).collect();
+    if !length_buckets {
+        return positions.chunks(size).map(<[usize]>::to_vec).collect();
+    }
+    positions.sort_by_key(|&k| lengths[k]);
+    let mut batches: Vec<Vec<usize>> = positions.chunks(size).map(<[usize]>::to_vec).collect();
+    crate::train::shuffle(&mut batches, &mut dialeval_common::SplitMix64(seed ^ 0x0B0C_4E75 ^ (round as u64).wrapping_mul(0x9E37_79B9)));
+    batches
 }
 
 /// The head's output is multiplied by this: Adam moves each parameter by about the learning
@@ -316,13 +343,16 @@ pub fn fine_tune(data: &FineTuneData, config: &FineTuneConfig, dir: &Path, progr
     while let Some(round) = state.next_epoch(config.rounds, config.patience) {
         let started = Instant::now();
         let order = round_order(data.train.len(), config.pairs_per_round, config.seed, round);
-        let steps = order.len().div_ceil(config.batch_size);
+        let encoded: Vec<(Vec<u32>, Vec<u32>)> = order.iter().map(|&i| tokenizer.encode(&data.train[i])).collect::<Result<_>>()?;
+        let lengths: Vec<usize> = encoded.iter().map(|(ids, _)| ids.len()).collect();
+        let batches = round_batches(&lengths, config.batch_size, config.length_buckets, config.seed, round);
+        let steps = batches.len();
         let mut total = 0.0;
-        for (step, chunk) in order.chunks(config.batch_size).enumerate() {
-            let pairs: Vec<&TrainingPair> = chunk.iter().map(|&i| &data.train[i]).collect();
-            let labels: Vec<f32> = pairs.iter().map(|p| f32::from(p.label())).collect();
+        for (step, batch) in batches.iter().enumerate() {
+            let inputs: Vec<(Vec<u32>, Vec<u32>)> = batch.iter().map(|&k| encoded[k].clone()).collect();
+            let labels: Vec<f32> = batch.iter().map(|&k| f32::from(data.train[order[k]].label())).collect();
             let n = labels.len();
-            let loss = model.loss(&tokenizer.batch(&pairs, &device)?, Tensor::from_data(TensorData::new(labels, [n]), &device));
+            let loss = model.loss(&pad(&inputs, &device), Tensor::from_data(TensorData::new(labels, [n]), &device));
             total += f64::from(loss.clone().into_scalar::<f32>());
             let grads = GradientsParams::from_grads(loss.backward(), &model);
             model = optim.step(state.lr, model, grads);
@@ -397,5 +427,28 @@ impl FineTunedScorer {
     /// A tokenizer failure or an unreadable model output.
     pub fn score(&self, pairs: &[TrainingPair]) -> Result<Vec<f64>> {
         score(&self.model, &self.tokenizer, pairs, &self.device)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn length_buckets_group_similar_lengths_and_keep_every_pair_once() {
+        let lengths = [9, 3, 7, 3, 12, 5, 8, 1, 4, 6];
+        let plain = round_batches(&lengths, 3, false, 1, 1);
+        assert_eq!(plain, vec![vec![0, 1, 2], vec![3, 4, 5], vec![6, 7, 8], vec![9]]);
+        let buckets = round_batches(&lengths, 3, true, 1, 1);
+        let mut seen: Vec<usize> = buckets.iter().flatten().copied().collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..10).collect::<Vec<_>>());
+        // Sorted by length, cut, shuffled: the batches are [1 3 3], [4 5 6], [7 8 9], [12].
+        let mut by_length: Vec<Vec<usize>> = buckets.iter().map(|b| b.iter().map(|&k| lengths[k]).collect()).collect();
+        by_length.sort();
+        assert_eq!(by_length, vec![vec![1, 3, 3], vec![4, 5, 6], vec![7, 8, 9], vec![12]]);
+        let padding = |batches: &[Vec<usize>]| batches.iter().map(|b| b.iter().map(|&k| lengths[k]).max().unwrap_or(0) * b.len()).sum::<usize>();
+        assert!(padding(&buckets) < padding(&plain), "{} against {}", padding(&buckets), padding(&plain));
+        assert_eq!(round_batches(&lengths, 3, true, 1, 1), buckets, "the same round, the same batches");
     }
 }

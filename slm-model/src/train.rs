@@ -285,7 +285,7 @@ pub(crate) fn epoch_order(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
 
 /// Fisher–Yates shuffle of `items` with `rng` (the same permutation for the same seed on every
 /// platform).
-fn shuffle<T>(items: &mut [T], rng: &mut SplitMix64) {
+pub(crate) fn shuffle<T>(items: &mut [T], rng: &mut SplitMix64) {
     for i in (1..items.len()).rev() {
         items.swap(i, rng.below(i + 1));
     }

@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! dialeval fine-tune --out DIR [--layers 2] [--encoder DIR] [--rounds 40] [--pairs-per-round 4096]
-//!     [--batch 16] [--lr 3e-5] [--dev-pairs 2000] [--topical yes|no] [--dailydialog yes|no]
+//!     [--batch 16] [--length-buckets yes|no] [--lr 3e-5] [--dev-pairs 2000] [--topical yes|no] [--dailydialog yes|no]
 //!     [--seed 0] [--device cpu] [--shared ../shared]
 //! ```
 
@@ -49,6 +49,10 @@ struct Args {
     /// Pairs per step.
     #[arg(long, default_value_t = 16)]
     batch: usize,
+    /// Group a round's pairs by length into batches (less padding). A run started before this
+    /// option resumes with `--length-buckets no`.
+    #[arg(long, value_enum, default_value_t = YesNo::Yes)]
+    length_buckets: YesNo,
     /// Learning rate.
     #[arg(long, default_value_t = 3e-5)]
     lr: f64,
@@ -94,6 +98,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         batch_size: args.batch,
         lr: args.lr,
         pairs_per_round: args.pairs_per_round,
+        length_buckets: args.length_buckets.yes(),
         rounds: args.rounds,
         patience: args.patience,
         seed: args.seed,
