@@ -275,6 +275,30 @@ impl Bert {
         }
     }
 
+    /// Its number of layers.
+    pub fn layer_count(&self) -> usize {
+        self.layers.len()
+    }
+
+    /// Its last `k` layers (all of them when `k` is larger).
+    pub fn top_layers(&self, k: usize) -> Vec<BertLayer> {
+        self.layers[self.layers.len().saturating_sub(k)..].to_vec()
+    }
+
+    /// This encoder with its last `top.len()` layers replaced by `top` (fine-tuned ones).
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `top` has more layers than the encoder.
+    pub fn with_top_layers(mut self, top: Vec<BertLayer>) -> Result<Self> {
+        let n = self.layers.len();
+        if top.len() > n {
+            return Err(Error::Config(format!("{} layers for an encoder of {n}", top.len())));
+        }
+        self.layers.truncate(n - top.len());
+        self.layers.extend(top);
+        Ok(self)
+    }
+
     /// Last hidden states.
     ///
     /// # Shapes

@@ -29,7 +29,7 @@ use tokenizers::{Tokenizer, TruncationDirection};
 use crate::bert::{Bert, BertConfig, window_prefix};
 use crate::compute::Compute;
 use crate::error::{Error, Result};
-use crate::train::{Checkpoint, LoopState, append_log, load_module, read_json, roc_auc, save_best, write_json};
+use crate::train::{Checkpoint, LoopState, append_log, load_module, read_json, roc_auc, write_json};
 
 /// Settings of a fine-tuning run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -244,6 +244,41 @@ impl CrossScorer {
     }
 }
 
+/// What a partial fine-tune changes, all a checkpoint of it needs beside the pretrained
+/// encoder: the trained top layers and the head (`best/top`; about 7 MB a MiniLM layer in f32).
+#[derive(Module, Debug)]
+struct TunedTop {
+    layers: Vec<crate::bert::BertLayer>,
+    head: Linear,
+}
+
+/// Saves the best model: only its trained top layers and head after a partial fine-tune
+/// (`best/top`), the whole model after a full one (`best/model`); the other file goes.
+fn save_tuned(dir: &Path, model: CrossScorer, trainable: usize) -> Result<()> {
+    let best = dir.join("best");
+    std::fs::create_dir_all(&best).map_err(|e| Error::io(&best, e))?;
+    let (keep, other) = if trainable < model.encoder.layer_count() { ("top", "model") } else { ("model", "top") };
+    let path = best.join(keep);
+    let record = if keep == "top" { TunedTop { layers: model.encoder.top_layers(trainable), head: model.head }.into_record() } else { model.into_record() };
+    record.save(&path).map_err(|e| crate::train::record_error(&path, e))?;
+    let stale = best.join(other).with_extension("bpk");
+    if stale.is_file() {
+        std::fs::remove_file(&stale).map_err(|e| Error::io(&stale, e))?;
+    }
+    Ok(())
+}
+
+/// The model saved by [`save_tuned`] in `dir` over `model` (the pretrained encoder and a head).
+fn load_tuned(dir: &Path, model: CrossScorer, trainable: usize) -> Result<CrossScorer> {
+    let top = dir.join("best/top");
+    if !top.with_extension("bpk").is_file() {
+        return load_module(model, &dir.join("best/model"));
+    }
+    let template = TunedTop { layers: model.encoder.top_layers(trainable), head: model.head.clone() };
+    let tuned = load_module(template, &top)?;
+    Ok(CrossScorer { encoder: model.encoder.with_top_layers(tuned.layers)?, head: tuned.head })
+}
+
 /// What [`fine_tune`] learns from: labelled pairs and the pretrained encoder's folder
 /// (`config.json`, `model.safetensors`, `tokenizer.json`).
 #[derive(Debug, Clone, Copy)]
@@ -303,7 +338,7 @@ fn score(model: &CrossScorer, tokenizer: &PairTokenizer, pairs: &[TrainingPair],
 }
 
 /// Fine-tunes (or resumes fine-tuning) into `dir` on `data`; the best model by dev AUC is kept in
-/// `dir/best`, the settings in `dir/finetune.json`; `progress(round, step, steps)` after each step.
+/// `dir/best` (its trained top layers and head only, after a partial fine-tune), the settings in `dir/finetune.json`; `progress(round, step, steps)` after each step.
 ///
 /// # Errors
 /// Empty data or invalid settings ([`Error::Config`]), a checkpoint of other settings or of
@@ -372,7 +407,7 @@ pub fn fine_tune(data: &FineTuneData, config: &FineTuneConfig, dir: &Path, progr
             pairs_per_second: order.len() as f64 / seconds,
         };
         if state.finish_epoch(round, auc, config.lr_decay) {
-            save_best(dir, valid)?;
+            save_tuned(dir, valid, config.trainable_layers)?;
         }
         checkpoint.save(&model, &optim, &state)?;
         append_log(&log_path, &log)?;
@@ -411,7 +446,7 @@ impl FineTunedScorer {
         if id != meta.encoder_id {
             return Err(Error::EncoderMismatch { expected: meta.encoder_id, found: id });
         }
-        let model = load_module(model, &dir.join("best/model"))?;
+        let model = load_tuned(dir, model, meta.config.trainable_layers)?;
         let tokenizer = PairTokenizer::load(encoder, &meta.config)?;
         Ok(Self { model, tokenizer, device, config: meta.config, encoder_id: id })
     }

@@ -76,6 +76,11 @@ fn top_layers_train_resume_exactly_and_the_saved_model_scores_as_measured() {
     let err = fine_tune(&data, &FineTuneConfig { trainable_layers: 2, ..config(3) }, &split, &|_, _, _| {}).unwrap_err();
     assert!(matches!(&err, Error::Config(m) if m.contains("other settings")), "{err}");
 
+    // A partial fine-tune keeps only what it trained: the top layer and the head (~7 MB in f32,
+    // against 90 MB for the whole MiniLM).
+    let top = std::fs::metadata(whole.join("best/top.bpk")).unwrap().len();
+    assert!(top > 5_000_000 && top < 10_000_000 && !whole.join("best/model.bpk").exists(), "{top} bytes");
+
     // The best model scores the dev pairs as the run measured them.
     let scorer = FineTunedScorer::load(&whole, &minilm, burn::prelude::Device::flex()).unwrap();
     let scores = scorer.score(&dev).unwrap();
