@@ -4,7 +4,7 @@ seeds, on USR-PersonaChat (bundled) and FED (../shared), each beside its Spearma
 length; plus the runs' test AUCs, epoch times. Drives the `evaluate` example (the library does
 the statistics) and only tabulates what it writes.
 
-    scripts/slm_runs_report.py TARGET_DIR RUN_DIR... [--ruber RUN_DIR...] > report.md
+    scripts/slm_runs_report.py TARGET_DIR RUN_DIR... [--ruber RUN_DIR...] [--fine-tuned RUN_DIR...] > report.md
 
 A run directory named `<name>-s<seed>` is grouped with the other seeds of `<name>`.
 """
@@ -19,16 +19,27 @@ from pathlib import Path
 root = Path(__file__).resolve().parent.parent
 target = Path(sys.argv[1])
 args = sys.argv[2:]
-split = args.index("--ruber") if "--ruber" in args else len(args)
-slm_runs, ruber_runs = args[:split], args[split + 1:]
+
+def runs_after(flag):
+    """The run folders after `flag` up to the next flag."""
+    if flag not in args:
+        return []
+    rest = args[args.index(flag) + 1:]
+    return rest[: next((i for i, a in enumerate(rest) if a.startswith("--")), len(rest))]
+
+
+slm_runs = args[: next((i for i, a in enumerate(args) if a.startswith("--")), len(args))]
+ruber_runs, fine_tuned_runs = runs_after("--ruber"), runs_after("--fine-tuned")
+FAMILIES = {"slm": ("--slm", "SLM"), "ruber": ("--ruber", "BERT-RUBER-unref"), "fine_tuned": ("--fine-tuned", "Fine-tuned")}
 evaluate = target / "release/examples/evaluate"
 fed = root.parent / "shared/data/fed/fed_data.json"
 
 
 def correlations(run, family, corpus):
     out = root / "runs" / "report" / f"{Path(run).name}-{corpus}"
-    flag = "--slm" if family == "slm" else "--ruber"
-    skip = "lexical,embedding,smatch,llm," + ("bert_ruber" if family == "slm" else "slm")
+    flag, metric = FAMILIES[family]
+    others = {"slm": "slm", "ruber": "bert_ruber", "fine_tuned": "fine_tuned"}
+    skip = ",".join(["lexical", "embedding", "smatch", "llm"] + [name for f, name in others.items() if f != family])
     cmd = [str(evaluate), flag, run, "--skip", skip, "--out", str(out)]
     if corpus == "fed":
         cmd += ["--corpus", "fed", "--input", str(fed)]
@@ -36,7 +47,6 @@ def correlations(run, family, corpus):
     if done.returncode != 0:
         sys.exit(f"evaluate failed for {run}: {done.stderr[-2000:]}")
     report = json.loads((out / "correlations.json").read_text())
-    metric = "SLM" if family == "slm" else "BERT-RUBER-unref"
     rows = {r["criterion"]: r for r in report["turn_level"]["rows"] if r["metric"] == metric and r["kind"] == "spearman"}
     # A constant score (graph-only without any graph) has no correlation: NaN, shown as "–".
     nan = {"statistic": float("nan"), "pvalue": float("nan"), "n": 0}
@@ -61,7 +71,7 @@ for corpus in ("usr", "fed"):
     per_group = defaultdict(lambda: defaultdict(list))
     criteria = None
     lines = []
-    for family, runs in [("slm", slm_runs), ("ruber", ruber_runs)]:
+    for family, runs in [("slm", slm_runs), ("ruber", ruber_runs), ("fine_tuned", fine_tuned_runs)]:
         for run in runs:
             rows, length = correlations(run, family, corpus)
             criteria = criteria or list(rows)
