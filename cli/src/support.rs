@@ -64,7 +64,12 @@ impl Progress {
 
     /// Step `step` of `steps` in epoch `epoch`.
     pub fn update_epoch(&self, epoch: usize, step: usize, steps: usize) {
-        self.bar.set_message(format!("epoch {epoch}"));
+        self.update_in("epoch", epoch, step, steps);
+    }
+
+    /// Step `step` of `steps` in the `unit` numbered `n` (`round 3`).
+    pub fn update_in(&self, unit: &str, n: usize, step: usize, steps: usize) {
+        self.bar.set_message(format!("{unit} {n}"));
         self.update(step, steps);
     }
 

@@ -184,19 +184,17 @@ impl PairTokenizer {
 
 /// Encoded pairs padded into a batch on `device`.
 fn pad(encoded: &[(Vec<u32>, Vec<u32>)], device: &Device) -> PairBatch {
-    {
-        let (b, seq) = (encoded.len(), encoded.iter().map(|(ids, _)| ids.len()).max().unwrap_or(1).max(1));
-        let (mut tokens, mut types, mut pad) = (vec![0_i64; b * seq], vec![0_i64; b * seq], vec![true; b * seq]);
-        for (i, (ids, type_ids)) in encoded.iter().enumerate() {
-            for (j, (&id, &t)) in ids.iter().zip(type_ids).enumerate() {
-                tokens[i * seq + j] = i64::from(id);
-                types[i * seq + j] = i64::from(t);
-                pad[i * seq + j] = false;
-            }
+    let (b, seq) = (encoded.len(), encoded.iter().map(|(ids, _)| ids.len()).max().unwrap_or(1).max(1));
+    let (mut tokens, mut types, mut pad) = (vec![0_i64; b * seq], vec![0_i64; b * seq], vec![true; b * seq]);
+    for (i, (ids, type_ids)) in encoded.iter().enumerate() {
+        for (j, (&id, &t)) in ids.iter().zip(type_ids).enumerate() {
+            tokens[i * seq + j] = i64::from(id);
+            types[i * seq + j] = i64::from(t);
+            pad[i * seq + j] = false;
         }
-        let int = |v: Vec<i64>| Tensor::<2, Int>::from_data(TensorData::new(v, [b, seq]), device);
-        PairBatch { tokens: int(tokens), types: int(types), pad: Tensor::from_data(TensorData::new(pad, [b, seq]), device) }
     }
+    let int = |v: Vec<i64>| Tensor::<2, Int>::from_data(TensorData::new(v, [b, seq]), device);
+    PairBatch { tokens: int(tokens), types: int(types), pad: Tensor::from_data(TensorData::new(pad, [b, seq]), device) }
 }
 
 /// The batches of a round: `order` cut into batches of `size` as it comes, or with
@@ -351,6 +349,10 @@ pub fn fine_tune(data: &FineTuneData, config: &FineTuneConfig, dir: &Path, progr
     let device = config.compute.device()?.autodiff();
     let plain = device.clone().without_autodiff();
     let (model, encoder, encoder_id) = pretrained(data.encoder, &device)?;
+    // The pair template adds at most four special tokens (MPNet's `<s> … </s></s> … </s>`).
+    if config.context_tokens + config.response_tokens + 4 > encoder.max_tokens() {
+        return Err(Error::Config(format!("{} context and {} response word pieces do not fit the encoder's {} positions", config.context_tokens, config.response_tokens, encoder.max_tokens())));
+    }
     let checkpoint = Checkpoint::open(dir)?;
     let meta = FineTuneMeta { config: config.clone(), encoder_id, encoder };
     let resume = checkpoint.exists();

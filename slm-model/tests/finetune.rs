@@ -72,6 +72,10 @@ fn top_layers_train_resume_exactly_and_the_saved_model_scores_as_measured() {
         assert!((a.train_loss - b.train_loss).abs() < 1e-5 && (a.dev_auc - b.dev_auc).abs() < 1e-6, "{a:?} against {b:?}");
     }
 
+    // Inputs longer than the encoder's positions are refused before anything runs.
+    let err = fine_tune(&data, &FineTuneConfig { context_tokens: 500, ..config(1) }, &temp("long"), &|_, _, _| panic!("nothing runs")).unwrap_err();
+    assert!(matches!(&err, Error::Config(m) if m.contains("512 positions")), "{err}");
+
     // Other settings in the same folder are refused.
     let err = fine_tune(&data, &FineTuneConfig { trainable_layers: 2, ..config(3) }, &split, &|_, _, _| {}).unwrap_err();
     assert!(matches!(&err, Error::Config(m) if m.contains("other settings")), "{err}");

@@ -119,7 +119,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let dev = even_sample(&mix.dev, args.dev_pairs);
     eprintln!("fine-tune: {} training pairs, {} dev pairs (of {}), {} test pairs", mix.train.len(), dev.len(), mix.dev.len(), mix.test.len());
     let bar = Progress::new("fine-tuning");
-    let logs = fine_tune(&FineTuneData { train: &mix.train, dev: &dev, encoder: &encoder }, &config, &args.out, &|round, step, steps| bar.update_epoch(round, step, steps))?;
+    let logs = fine_tune(&FineTuneData { train: &mix.train, dev: &dev, encoder: &encoder }, &config, &args.out, &|round, step, steps| bar.update_in("round", round, step, steps))?;
     bar.finish();
     for l in logs {
         println!("{}", serde_json::to_string(&l)?);
