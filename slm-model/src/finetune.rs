@@ -26,10 +26,12 @@ use dialeval_datasets::pairs::TrainingPair;
 use serde::{Deserialize, Serialize};
 use tokenizers::{Tokenizer, TruncationDirection};
 
-use crate::bert::{Bert, BertConfig, window_prefix};
+use crate::bert::{Bert, BertConfig, PretrainedEncoder, window_prefix};
 use crate::compute::Compute;
 use crate::error::{Error, Result};
 use crate::train::{Checkpoint, LoopState, append_log, load_module, read_json, roc_auc, write_json};
+use burn::module::Param;
+use dialeval_common::SentenceEmbedder;
 
 /// Settings of a fine-tuning run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,6 +58,13 @@ pub struct FineTuneConfig {
     /// before it was an option read `false`.
     #[serde(default)]
     pub length_buckets: bool,
+    /// Whether the logit adds `w · [cos(l, r); cos(m, r)]`: the zero-shot cosines of the
+    /// response with the last turn and with the mean of the last two, from the pretrained
+    /// encoder's sentence vectors (`w` learned from 2.0, as the SLM's turn channel): training
+    /// starts from what the encoder knows and learns a residual on it. Runs from before it was
+    /// an option read `false`.
+    #[serde(default)]
+    pub cosine_residual: bool,
     /// The most rounds a run takes.
     pub rounds: usize,
     /// Rounds without a better dev AUC before the run stops.
@@ -79,6 +88,7 @@ impl Default for FineTuneConfig {
             lr_decay: 0.5,
             pairs_per_round: 4096,
             length_buckets: true,
+            cosine_residual: true,
             rounds: 40,
             patience: 4,
             seed: 0,
@@ -122,6 +132,8 @@ pub struct PairBatch {
     types: Tensor<2, Int>,
     /// `[batch, seq]`, true at padding.
     pad: Tensor<2, Bool>,
+    /// `[batch, 2]`: the zero-shot cosines, for a model with the cosine residual.
+    cosines: Option<Tensor<2>>,
 }
 
 /// The tokenizer side: one pair of texts into the encoder's pair template.
@@ -171,15 +183,6 @@ impl PairTokenizer {
         let joined = self.tokenizer.post_process(first, Some(second), true).map_err(fail)?;
         Ok((joined.get_ids().to_vec(), joined.get_type_ids().to_vec()))
     }
-
-    /// `pairs` padded into a batch on `device`.
-    ///
-    /// # Errors
-    /// As [`PairTokenizer::encode`].
-    pub fn batch(&self, pairs: &[&TrainingPair], device: &Device) -> Result<PairBatch> {
-        let encoded: Vec<(Vec<u32>, Vec<u32>)> = pairs.iter().map(|p| self.encode(p)).collect::<Result<_>>()?;
-        Ok(pad(&encoded, device))
-    }
 }
 
 /// Encoded pairs padded into a batch on `device`.
@@ -194,7 +197,7 @@ fn pad(encoded: &[(Vec<u32>, Vec<u32>)], device: &Device) -> PairBatch {
         }
     }
     let int = |v: Vec<i64>| Tensor::<2, Int>::from_data(TensorData::new(v, [b, seq]), device);
-    PairBatch { tokens: int(tokens), types: int(types), pad: Tensor::from_data(TensorData::new(pad, [b, seq]), device) }
+    PairBatch { tokens: int(tokens), types: int(types), pad: Tensor::from_data(TensorData::new(pad, [b, seq]), device), cosines: None }
 }
 
 /// The batches of a round: `order` cut into batches of `size` as it comes, or with
@@ -221,6 +224,8 @@ const HEAD_SCALE: f64 = 32.0;
 pub struct CrossScorer {
     encoder: Bert,
     head: Linear,
+    /// The weights of the zero-shot cosines ([`FineTuneConfig::cosine_residual`]).
+    residual: Option<Param<Tensor<1>>>,
 }
 
 impl CrossScorer {
@@ -230,7 +235,11 @@ impl CrossScorer {
         let [b, seq, h] = states.dims();
         let keep = batch.pad.clone().bool_not().float().reshape([b, seq, 1]);
         let pooled = (states * keep.clone()).sum_dim(1) / keep.sum_dim(1);
-        self.head.forward(pooled.reshape([b, h])).reshape([b]).mul_scalar(HEAD_SCALE)
+        let logits = self.head.forward(pooled.reshape([b, h])).reshape([b]).mul_scalar(HEAD_SCALE);
+        match (&self.residual, &batch.cosines) {
+            (Some(w), Some(cosines)) => logits + (cosines.clone() * w.val().reshape([1, 2])).sum_dim(1).reshape([b]),
+            _ => logits,
+        }
     }
 
     /// Binary cross-entropy of `labels` (1 good, 0 negative) against the logits.
@@ -248,6 +257,7 @@ impl CrossScorer {
 struct TunedTop {
     layers: Vec<crate::bert::BertLayer>,
     head: Linear,
+    residual: Option<Param<Tensor<1>>>,
 }
 
 /// Saves the best model: only its trained top layers and head after a partial fine-tune
@@ -257,7 +267,7 @@ fn save_tuned(dir: &Path, model: CrossScorer, trainable: usize) -> Result<()> {
     std::fs::create_dir_all(&best).map_err(|e| Error::io(&best, e))?;
     let (keep, other) = if trainable < model.encoder.layer_count() { ("top", "model") } else { ("model", "top") };
     let path = best.join(keep);
-    let record = if keep == "top" { TunedTop { layers: model.encoder.top_layers(trainable), head: model.head }.into_record() } else { model.into_record() };
+    let record = if keep == "top" { TunedTop { layers: model.encoder.top_layers(trainable), head: model.head, residual: model.residual }.into_record() } else { model.into_record() };
     record.save(&path).map_err(|e| crate::train::record_error(&path, e))?;
     let stale = best.join(other).with_extension("bpk");
     if stale.is_file() {
@@ -272,9 +282,9 @@ fn load_tuned(dir: &Path, model: CrossScorer, trainable: usize) -> Result<CrossS
     if !top.with_extension("bpk").is_file() {
         return load_module(model, &dir.join("best/model"));
     }
-    let template = TunedTop { layers: model.encoder.top_layers(trainable), head: model.head.clone() };
+    let template = TunedTop { layers: model.encoder.top_layers(trainable), head: model.head.clone(), residual: model.residual.clone() };
     let tuned = load_module(template, &top)?;
-    Ok(CrossScorer { encoder: model.encoder.with_top_layers(tuned.layers)?, head: tuned.head })
+    Ok(CrossScorer { encoder: model.encoder.with_top_layers(tuned.layers)?, head: tuned.head, residual: tuned.residual })
 }
 
 /// What [`fine_tune`] learns from: labelled pairs and the pretrained encoder's folder
@@ -293,8 +303,9 @@ fn encoder_files(dir: &Path) -> [PathBuf; 3] {
     [dir.join("config.json"), dir.join("model.safetensors"), dir.join("tokenizer.json")]
 }
 
-/// The pretrained encoder of `dir` under a head at zero (every pair starts at 0.5), on `device`.
-fn pretrained(dir: &Path, device: &Device) -> Result<(CrossScorer, BertConfig, String)> {
+/// The pretrained encoder of `dir` under a head at zero (every pair starts at 0.5, or at the
+/// zero-shot cosines' residual with `residual`), on `device`.
+fn pretrained(dir: &Path, residual: bool, device: &Device) -> Result<(CrossScorer, BertConfig, String)> {
     for (file, path) in ["config.json", "model.safetensors", "tokenizer.json"].into_iter().zip(encoder_files(dir)) {
         if !path.is_file() {
             return Err(Error::MissingModel { dir: dir.to_owned(), file });
@@ -304,7 +315,8 @@ fn pretrained(dir: &Path, device: &Device) -> Result<(CrossScorer, BertConfig, S
     let head = LinearConfig::new(config.hidden_size, 1).with_initializer(Initializer::Zeros).init(device);
     let encoder = Bert::load(&config, &dir.join("model.safetensors"), device)?;
     let id = crate::bert::fingerprint_files(&encoder_files(dir), config.max_tokens())?;
-    Ok((CrossScorer { encoder, head }, config, id))
+    let residual = residual.then(|| Param::from_tensor(Tensor::full([2], crate::model::COSINE_RESIDUAL_INIT, device)));
+    Ok((CrossScorer { encoder, head, residual }, config, id))
 }
 
 /// The order of the training pairs in `round`: pass after pass over the pairs, each pass a
@@ -324,12 +336,53 @@ fn round_order(n: usize, per_round: usize, seed: u64, round: usize) -> Vec<usize
     out
 }
 
+/// The zero-shot side of [`FineTuneConfig::cosine_residual`]: the pretrained encoder's sentence
+/// vectors (mean-pooled, normalised), on the plain device.
+struct ZeroShot {
+    encoder: PretrainedEncoder,
+}
+
+impl ZeroShot {
+    /// `[batch, 2]`: each pair's cosines of the response with its last turn and with the mean of
+    /// its last two ([`crate::data::turn_features`]; zeros without a turn).
+    fn cosines(&self, pairs: &[&TrainingPair], device: &Device) -> Result<Tensor<2>> {
+        let mut texts: Vec<&str> = Vec::new();
+        for p in pairs {
+            for t in crate::data::turn_texts(p).into_iter().chain([p.response.as_str()]) {
+                if !texts.contains(&t) {
+                    texts.push(t);
+                }
+            }
+        }
+        let vectors = self.encoder.embed_sentences(&texts).map_err(|e| Error::Format(format!("zero-shot sentence vectors: {e}")))?;
+        let vector = |t: &str| texts.iter().position(|&x| x == t).map(|i| vectors[i].clone()).unwrap_or_default();
+        let mut out = Vec::with_capacity(pairs.len() * 2);
+        for p in pairs {
+            let turns: Vec<Vec<f32>> = crate::data::turn_texts(p).into_iter().map(vector).collect();
+            let features = crate::data::turn_features(&turns, &vector(&p.response));
+            out.extend_from_slice(&features[features.len() - 2..]);
+        }
+        Ok(Tensor::from_data(TensorData::new(out, [pairs.len(), 2]), device))
+    }
+}
+
+/// `pairs` (already encoded as `encoded`) as a batch, with their zero-shot cosines when
+/// `zero_shot` is given.
+fn batch_of(encoded: &[(Vec<u32>, Vec<u32>)], pairs: &[&TrainingPair], zero_shot: Option<&ZeroShot>, device: &Device) -> Result<PairBatch> {
+    let mut batch = pad(encoded, device);
+    if let Some(z) = zero_shot {
+        batch.cosines = Some(z.cosines(pairs, device)?);
+    }
+    Ok(batch)
+}
+
 /// Scores `pairs` with `model` (no autodiff), 32 at a time: `P(good continuation)`.
-fn score(model: &CrossScorer, tokenizer: &PairTokenizer, pairs: &[TrainingPair], device: &Device) -> Result<Vec<f64>> {
+fn score(model: &CrossScorer, tokenizer: &PairTokenizer, zero_shot: Option<&ZeroShot>, pairs: &[TrainingPair], device: &Device) -> Result<Vec<f64>> {
     let mut out = Vec::with_capacity(pairs.len());
     for chunk in pairs.chunks(32) {
         let refs: Vec<&TrainingPair> = chunk.iter().collect();
-        let logits = model.logits(&tokenizer.batch(&refs, device)?).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("scores: {e:?}")))?;
+        let encoded: Vec<(Vec<u32>, Vec<u32>)> = refs.iter().map(|p| tokenizer.encode(p)).collect::<Result<_>>()?;
+        let logits = model.logits(&batch_of(&encoded, &refs, zero_shot, device)?).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("scores: {e:?}")))?;
         out.extend(logits.into_iter().map(|l| 1.0 / (1.0 + (-f64::from(l)).exp())));
     }
     Ok(out)
@@ -348,7 +401,7 @@ pub fn fine_tune(data: &FineTuneData, config: &FineTuneConfig, dir: &Path, progr
     }
     let device = config.compute.device()?.autodiff();
     let plain = device.clone().without_autodiff();
-    let (model, encoder, encoder_id) = pretrained(data.encoder, &device)?;
+    let (model, encoder, encoder_id) = pretrained(data.encoder, config.cosine_residual, &device)?;
     // The pair template adds at most four special tokens (MPNet's `<s> … </s></s> … </s>`).
     if config.context_tokens + config.response_tokens + 4 > encoder.max_tokens() {
         return Err(Error::Config(format!("{} context and {} response word pieces do not fit the encoder's {} positions", config.context_tokens, config.response_tokens, encoder.max_tokens())));
@@ -366,13 +419,14 @@ pub fn fine_tune(data: &FineTuneData, config: &FineTuneConfig, dir: &Path, progr
     }
     write_json(&dir.join("finetune.json"), &meta)?;
     let tokenizer = PairTokenizer::load(data.encoder, config)?;
-    let mut model = CrossScorer { encoder: model.encoder.with_trainable_top(config.trainable_layers), head: model.head };
+    let zero_shot = if config.cosine_residual { Some(ZeroShot { encoder: PretrainedEncoder::load(data.encoder, &plain)? }) } else { None };
+    let mut model = CrossScorer { encoder: model.encoder.with_trainable_top(config.trainable_layers), ..model };
     let mut optim = AdamConfig::new().with_grad_clipping(Some(GradientClippingConfig::Norm(1.0))).init();
     let mut state = LoopState::new(config.lr);
     if resume {
         (model, optim, state) = checkpoint.load(model, optim)?;
         // A loaded record does not carry which parameters are frozen.
-        model = CrossScorer { encoder: model.encoder.with_trainable_top(config.trainable_layers), head: model.head };
+        model = CrossScorer { encoder: model.encoder.with_trainable_top(config.trainable_layers), ..model };
     }
     let dev_labels: Vec<u8> = data.dev.iter().map(TrainingPair::label).collect();
     let mut logs = Vec::new();
@@ -387,9 +441,10 @@ pub fn fine_tune(data: &FineTuneData, config: &FineTuneConfig, dir: &Path, progr
         let mut total = 0.0;
         for (step, batch) in batches.iter().enumerate() {
             let inputs: Vec<(Vec<u32>, Vec<u32>)> = batch.iter().map(|&k| encoded[k].clone()).collect();
-            let labels: Vec<f32> = batch.iter().map(|&k| f32::from(data.train[order[k]].label())).collect();
+            let pairs: Vec<&TrainingPair> = batch.iter().map(|&k| &data.train[order[k]]).collect();
+            let labels: Vec<f32> = pairs.iter().map(|p| f32::from(p.label())).collect();
             let n = labels.len();
-            let loss = model.loss(&pad(&inputs, &device), Tensor::from_data(TensorData::new(labels, [n]), &device));
+            let loss = model.loss(&batch_of(&inputs, &pairs, zero_shot.as_ref(), &device)?, Tensor::from_data(TensorData::new(labels, [n]), &device));
             total += f64::from(loss.clone().into_scalar::<f32>());
             let grads = GradientsParams::from_grads(loss.backward(), &model);
             model = optim.step(state.lr, model, grads);
@@ -397,7 +452,7 @@ pub fn fine_tune(data: &FineTuneData, config: &FineTuneConfig, dir: &Path, progr
         }
         let seconds = started.elapsed().as_secs_f64();
         let valid = model.valid();
-        let scores = score(&valid, &tokenizer, data.dev, &plain)?;
+        let scores = score(&valid, &tokenizer, zero_shot.as_ref(), data.dev, &plain)?;
         let auc = roc_auc(&scores, &dev_labels).map_err(Error::DevSet)?;
         let log = RoundLog {
             round,
@@ -422,6 +477,7 @@ pub fn fine_tune(data: &FineTuneData, config: &FineTuneConfig, dir: &Path, progr
 pub struct FineTunedScorer {
     model: CrossScorer,
     tokenizer: PairTokenizer,
+    zero_shot: Option<ZeroShot>,
     device: Device,
     encoder_id: String,
     /// The settings it was trained with.
@@ -444,13 +500,14 @@ impl FineTunedScorer {
     pub fn load(dir: &Path, encoder: &Path, device: Device) -> Result<Self> {
         crate::bundle::verify(dir)?;
         let meta: FineTuneMeta = read_json(&dir.join("finetune.json"))?;
-        let (model, _, id) = pretrained(encoder, &device)?;
+        let (model, _, id) = pretrained(encoder, meta.config.cosine_residual, &device)?;
         if id != meta.encoder_id {
             return Err(Error::EncoderMismatch { expected: meta.encoder_id, found: id });
         }
         let model = load_tuned(dir, model, meta.config.trainable_layers)?;
         let tokenizer = PairTokenizer::load(encoder, &meta.config)?;
-        Ok(Self { model, tokenizer, device, config: meta.config, encoder_id: id })
+        let zero_shot = if meta.config.cosine_residual { Some(ZeroShot { encoder: PretrainedEncoder::load(encoder, &device.clone().without_autodiff())? }) } else { None };
+        Ok(Self { model, tokenizer, zero_shot, device, config: meta.config, encoder_id: id })
     }
 
     /// The fingerprint of the pretrained encoder it was fine-tuned from (and reads).
@@ -463,7 +520,7 @@ impl FineTunedScorer {
     /// # Errors
     /// A tokenizer failure or an unreadable model output.
     pub fn score(&self, pairs: &[TrainingPair]) -> Result<Vec<f64>> {
-        score(&self.model, &self.tokenizer, pairs, &self.device)
+        score(&self.model, &self.tokenizer, self.zero_shot.as_ref(), pairs, &self.device)
     }
 }
 

@@ -102,12 +102,29 @@ fn a_few_pairs_are_learnt() {
     let (train, _) = pairs();
     let few = &train[..16];
     // Batches as the pairs come (two of eight, both labels in each): the learning alone.
-    let config = FineTuneConfig { pairs_per_round: 16, rounds: 6, lr: 3e-4, length_buckets: false, ..config(6) };
+    let config = FineTuneConfig { pairs_per_round: 16, rounds: 6, lr: 3e-4, length_buckets: false, cosine_residual: false, ..config(6) };
     let logs = fine_tune(&FineTuneData { train: few, dev: few, encoder: &minilm }, &config, &temp("few"), &|_, _, _| {}).unwrap();
     let (first, last) = (&logs[0], &logs[logs.len() - 1]);
     assert!((first.train_loss - std::f64::consts::LN_2).abs() < 0.1, "the head starts at zero: every pair at 0.5, {first:?}");
     assert!(last.train_loss < 0.8 * first.train_loss && last.dev_auc > 0.9, "{logs:?}");
     let _ = std::fs::remove_dir_all(temp("few"));
+}
+
+#[test]
+fn the_cosine_residual_starts_from_what_the_encoder_knows() {
+    let Some(minilm) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
+    let (train, dev) = pairs();
+    let data = FineTuneData { train: &train[..8], dev: &dev, encoder: &minilm };
+    // A round at a rate too small to move anything: the model as it starts.
+    let start = |cosine_residual: bool| {
+        let dir = temp(&format!("start-{cosine_residual}"));
+        let logs = fine_tune(&data, &FineTuneConfig { pairs_per_round: 8, rounds: 1, lr: 1e-12, cosine_residual, ..config(1) }, &dir, &|_, _, _| {}).unwrap();
+        let _ = std::fs::remove_dir_all(dir);
+        logs[0].dev_auc
+    };
+    let (with, without) = (start(true), start(false));
+    // DailyDialog++'s random negatives against the zero-shot cosines of MiniLM.
+    assert!(with > 0.7 && with > without + 0.15, "with the residual {with}, without {without}");
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! dialeval fine-tune --out DIR [--layers 2] [--encoder DIR] [--rounds 40] [--pairs-per-round 4096]
-//!     [--batch 16] [--length-buckets yes|no] [--lr 3e-5] [--dev-pairs 2000] [--topical yes|no] [--dailydialog yes|no]
+//!     [--batch 16] [--length-buckets yes|no] [--cosine-residual yes|no] [--lr 3e-5] [--dev-pairs 2000] [--topical yes|no] [--dailydialog yes|no]
 //!     [--seed 0] [--device cpu] [--shared ../shared]
 //! ```
 
@@ -53,6 +53,11 @@ struct Args {
     /// option resumes with `--length-buckets no`.
     #[arg(long, value_enum, default_value_t = YesNo::Yes)]
     length_buckets: YesNo,
+    /// Add the zero-shot cosines of the response with the last turn(s) to the logit, with
+    /// learned weights: training starts from what the encoder knows. A run started before this
+    /// option resumes with `--cosine-residual no`.
+    #[arg(long, value_enum, default_value_t = YesNo::Yes)]
+    cosine_residual: YesNo,
     /// Learning rate.
     #[arg(long, default_value_t = 3e-5)]
     lr: f64,
@@ -99,6 +104,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         lr: args.lr,
         pairs_per_round: args.pairs_per_round,
         length_buckets: args.length_buckets.yes(),
+        cosine_residual: args.cosine_residual.yes(),
         rounds: args.rounds,
         patience: args.patience,
         seed: args.seed,
