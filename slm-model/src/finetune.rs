@@ -29,7 +29,7 @@ use tokenizers::{Tokenizer, TruncationDirection};
 use crate::bert::{Bert, BertConfig, PretrainedEncoder, window_prefix};
 use crate::compute::Compute;
 use crate::error::{Error, Result};
-use crate::train::{Checkpoint, LoopState, append_log, load_module, read_json, roc_auc, write_json};
+use crate::train::{LoopState, append_log, load_module, open_run, read_json, roc_auc};
 use burn::module::Param;
 use dialeval_common::SentenceEmbedder;
 
@@ -123,6 +123,16 @@ struct FineTuneMeta {
     /// [`crate::bert::PretrainedEncoder::fingerprint`]-style digest of the encoder's files.
     encoder_id: String,
     encoder: BertConfig,
+}
+
+impl crate::train::RunMeta for FineTuneMeta {
+    const FILE: &'static str = "finetune.json";
+    const DIFFERS: &'static str = "other settings or another encoder";
+
+    /// More rounds or patience, or another device, may be given to a resumed run.
+    fn comparable(&self) -> Self {
+        Self { config: FineTuneConfig { rounds: 0, patience: 0, compute: Compute::Cpu, ..self.config.clone() }, ..self.clone() }
+    }
 }
 
 /// Context–response inputs in the encoder's pair template, padded into a batch.
@@ -406,18 +416,8 @@ pub fn fine_tune(data: &FineTuneData, config: &FineTuneConfig, dir: &Path, progr
     if config.context_tokens + config.response_tokens + 4 > encoder.max_tokens() {
         return Err(Error::Config(format!("{} context and {} response word pieces do not fit the encoder's {} positions", config.context_tokens, config.response_tokens, encoder.max_tokens())));
     }
-    let checkpoint = Checkpoint::open(dir)?;
     let meta = FineTuneMeta { config: config.clone(), encoder_id, encoder };
-    let resume = checkpoint.exists();
-    if resume {
-        let saved: FineTuneMeta = read_json(&dir.join("finetune.json"))?;
-        // More rounds or patience, or another device, may be given to a resumed run.
-        let comparable = |m: &FineTuneMeta| FineTuneMeta { config: FineTuneConfig { rounds: 0, patience: 0, compute: Compute::Cpu, ..m.config.clone() }, ..m.clone() };
-        if comparable(&saved) != comparable(&meta) {
-            return Err(Error::Config(format!("{}: the checkpoint was trained with other settings or another encoder; use a fresh directory", dir.display())));
-        }
-    }
-    write_json(&dir.join("finetune.json"), &meta)?;
+    let (checkpoint, resume) = open_run(dir, &meta)?;
     let tokenizer = PairTokenizer::load(data.encoder, config)?;
     let zero_shot = if config.cosine_residual { Some(ZeroShot { encoder: PretrainedEncoder::load(data.encoder, &plain)? }) } else { None };
     let mut model = CrossScorer { encoder: model.encoder.with_trainable_top(config.trainable_layers), ..model };

@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::compute::Compute;
 use crate::error::{Error, Result};
-use crate::train::{Checkpoint, LoopState, accuracy, append_log, begin_epoch, load_module, read_json, roc_auc, save_best, write_json};
+use crate::train::{LoopState, accuracy, append_log, begin_epoch, load_module, open_run, read_json, roc_auc, save_best};
 use crate::vectors::{CachedText, EmbeddingCache};
 
 /// Where token vectors come from.
@@ -518,6 +518,17 @@ pub struct RuberEpoch {
     pub seconds: f64,
 }
 
+impl crate::train::RunMeta for RuberMeta {
+    const FILE: &'static str = "ruber.json";
+    const DIFFERS: &'static str = "other settings";
+
+    /// More epochs or patience, or another device, may be given to a resumed run; nothing else
+    /// may change.
+    fn comparable(&self) -> Self {
+        Self { config: RuberConfig { epochs: 0, patience: 0, compute: Compute::Cpu, ..self.config.clone() }, ..self.clone() }
+    }
+}
+
 /// What [`train_unreferenced`] saves beside the weights.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct RuberMeta {
@@ -584,19 +595,8 @@ pub fn train_unreferenced(data: &RuberData, config: &RuberConfig, dir: &Path, pr
     if !(0.0..1.0).contains(&config.knowledge_dropout) {
         return Err(Error::Config(format!("knowledge_dropout must be in [0, 1), got {}", config.knowledge_dropout)));
     }
-    let checkpoint = Checkpoint::open(dir)?;
     let meta = RuberMeta { config: config.clone(), encoder_dim: cache.dim(), vocab, encoder_id: cache.encoder_id().map(str::to_owned) };
-    let resume = checkpoint.exists();
-    if resume {
-        let saved: RuberMeta = read_json(&dir.join("ruber.json"))?;
-        // More epochs or patience, or another device, may be given to a resumed run; nothing
-        // else may change.
-        let comparable = |m: &RuberMeta| RuberMeta { config: RuberConfig { epochs: 0, patience: 0, compute: Compute::Cpu, ..m.config.clone() }, ..m.clone() };
-        if comparable(&saved) != comparable(&meta) {
-            return Err(Error::Config(format!("{}: the checkpoint was trained with other settings; use a fresh directory", dir.display())));
-        }
-    }
-    write_json(&dir.join("ruber.json"), &meta)?;
+    let (checkpoint, resume) = open_run(dir, &meta)?;
     let device = config.compute.device()?.autodiff();
     let plain = device.clone().without_autodiff();
     // Drawn on the CPU under the seed and materialised before the move, as the SLM is: the same

@@ -260,6 +260,33 @@ impl Checkpoint {
     }
 }
 
+/// The settings a training run records beside its checkpoint, which a resumed run must match.
+pub(crate) trait RunMeta: PartialEq + Serialize + for<'de> Deserialize<'de> {
+    /// The file in the run's folder.
+    const FILE: &'static str;
+    /// What differs when they do not match, for the error.
+    const DIFFERS: &'static str;
+    /// The settings with what a resumed run may change (more epochs, another device) blanked.
+    fn comparable(&self) -> Self;
+}
+
+/// Opens the checkpoint of the run in `dir` and records the run's settings `meta`. A run that
+/// resumes (a checkpoint exists) must have been started with the same settings, but for what
+/// [`RunMeta::comparable`] blanks; otherwise [`Error::Config`]. Returns the checkpoint and
+/// whether the run resumes.
+pub(crate) fn open_run<M: RunMeta>(dir: &Path, meta: &M) -> Result<(Checkpoint, bool)> {
+    let checkpoint = Checkpoint::open(dir)?;
+    let resume = checkpoint.exists();
+    if resume {
+        let saved: M = read_json(&dir.join(M::FILE))?;
+        if saved.comparable() != meta.comparable() {
+            return Err(Error::Config(format!("{}: the checkpoint was trained with {}; use a fresh directory", dir.display(), M::DIFFERS)));
+        }
+    }
+    write_json(&dir.join(M::FILE), meta)?;
+    Ok((checkpoint, resume))
+}
+
 /// Saves `model` as the best one so far, `<run>/best/model`.
 pub(crate) fn save_best<M: Module>(run_dir: &Path, model: M) -> Result<()> {
     let best = run_dir.join("best");
