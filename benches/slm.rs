@@ -36,6 +36,7 @@ fn batch(device: &Device) -> SlmBatch {
         pad: Tensor::<2, Bool>::from_data(TensorData::new(vec![false; BATCH * SEQ], [BATCH, SEQ]), device),
         context_graph: graph(device),
         response_graph: graph(device),
+        graph_present: Tensor::<2>::ones([BATCH, 1], device),
         labels: Tensor::<1, Int>::from_data(TensorData::new((0..BATCH).map(|i| (i % 2) as i64).collect::<Vec<_>>(), [BATCH]), device),
     }
 }

@@ -45,7 +45,7 @@ struct Args {
     /// Seeds, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "0,1,2")]
     seeds: Vec<u64>,
-    /// Modes, comma-separated (gated, text_only, graph_only, concat).
+    /// Modes, comma-separated (gated, text_only, graph_only, concat, residual).
     #[arg(long, value_delimiter = ',', default_value = "gated,text_only,graph_only", value_parser = dialeval_examples::serde_value::<Mode>)]
     modes: Vec<Mode>,
     /// Epochs per run.

@@ -141,6 +141,7 @@ pub fn training_mix(shared: &std::path::Path, config: &dialeval_datasets::mix::M
         let coverage = index.attach_pairs(pairs);
         let length = dialeval_datasets::pairs::length_separation(pairs).unwrap_or(f64::NAN);
         eprintln!("mix: {name}: {} pairs, silver graphs for {} of {} turns and responses, length-only AUC {length:.3}", pairs.len(), coverage.with_amr, coverage.turns);
+        eprintln!("mix: {name}: graphs per pair: {}", dialeval_datasets::amr::GraphPresenceTable::of(pairs));
     }
     Ok(mix)
 }

@@ -185,6 +185,102 @@ pub struct Coverage {
     pub with_amr: usize,
 }
 
+/// Which of a pair's graphs are there: none, the context's alone (every turn or some), the
+/// response's alone, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GraphPresence {
+    /// No graph at all.
+    None,
+    /// Some context turns have graphs, the response has none.
+    ContextOnly,
+    /// The response has a graph, no context turn has one.
+    ResponseOnly,
+    /// The response and some, but not all, context turns.
+    Partial,
+    /// The response and every context turn.
+    Complete,
+}
+
+impl GraphPresence {
+    /// Every pattern, in the order of [`GraphPresenceTable::counts`].
+    pub const ALL: [GraphPresence; 5] = [Self::None, Self::ContextOnly, Self::ResponseOnly, Self::Partial, Self::Complete];
+
+    /// The pattern of `pair`.
+    pub fn of(pair: &TrainingPair) -> Self {
+        let context = pair.context_amr.iter().filter(|g| g.is_some()).count();
+        match (pair.response_amr.is_some(), context) {
+            (false, 0) => Self::None,
+            (false, _) => Self::ContextOnly,
+            (true, 0) => Self::ResponseOnly,
+            (true, n) if n < pair.context.len() => Self::Partial,
+            (true, _) => Self::Complete,
+        }
+    }
+
+    /// The pattern's name, as serde writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::ContextOnly => "context_only",
+            Self::ResponseOnly => "response_only",
+            Self::Partial => "partial",
+            Self::Complete => "complete",
+        }
+    }
+}
+
+/// Negatives and positives per [`GraphPresence`] pattern: whether having graphs tells the
+/// classes apart. A pattern met by one class far more than the other is a label a graph-reading
+/// model can learn without reading the graph (a Topical-Chat positive inside a conversation
+/// with silver AMR has its graphs, its negative, drawn from another conversation, has only the
+/// context's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GraphPresenceTable {
+    /// `[negatives, positives]` per pattern, in the order of [`GraphPresence::ALL`].
+    pub counts: [[usize; 2]; 5],
+}
+
+impl GraphPresenceTable {
+    /// Counts the patterns of `pairs`.
+    pub fn of(pairs: &[TrainingPair]) -> Self {
+        let mut table = Self::default();
+        for p in pairs {
+            let at = GraphPresence::ALL.iter().position(|g| *g == GraphPresence::of(p)).unwrap_or(0);
+            table.counts[at][usize::from(p.label())] += 1;
+        }
+        table
+    }
+
+    /// `[negatives, positives]` of `pattern`.
+    pub fn get(&self, pattern: GraphPresence) -> [usize; 2] {
+        self.counts[GraphPresence::ALL.iter().position(|g| *g == pattern).unwrap_or(0)]
+    }
+}
+
+impl std::fmt::Display for GraphPresenceTable {
+    /// `pattern negatives/positives` for each pattern met, e.g. `none 5/3, complete 2/2`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = GraphPresence::ALL.iter().zip(&self.counts).filter(|(_, c)| c[0] + c[1] > 0).map(|(g, c)| format!("{} {}/{}", g.name(), c[0], c[1])).collect();
+        write!(f, "{} (negatives/positives)", parts.join(", "))
+    }
+}
+
+/// Drops the graphs of every pair whose graphs are not [`GraphPresence::Complete`], so that
+/// what a model sees of the graphs is all or nothing per pair and the pattern of presence
+/// cannot stand in for the label. Returns how many pairs lost graphs.
+pub fn keep_complete_graphs(pairs: &mut [TrainingPair]) -> usize {
+    let mut stripped = 0;
+    for p in pairs.iter_mut() {
+        if !matches!(GraphPresence::of(p), GraphPresence::Complete | GraphPresence::None) {
+            p.context_amr.iter_mut().for_each(|g| *g = None);
+            p.response_amr = None;
+            stripped += 1;
+        }
+    }
+    stripped
+}
+
 /// Side-file graphs indexed by id and by sentence.
 #[derive(Debug, Clone, Default)]
 pub struct AmrIndex {
@@ -349,5 +445,35 @@ mod tests {
         assert_eq!(meta("# ::id dip_1.2 ::date 2022", "id"), Some("dip_1.2"));
         assert_eq!(meta("# ::idx 3 ::id a", "id"), Some("a"));
         assert_eq!(meta("# ::snt hi", "id"), None);
+    }
+
+    fn pair(kind: crate::pairs::PairKind, context: [Option<&str>; 2], response: Option<&str>) -> TrainingPair {
+        TrainingPair {
+            id: "p".into(),
+            context: vec!["a".into(), "b".into()],
+            response: "r".into(),
+            kind,
+            context_amr: context.iter().map(|g| g.map(str::to_owned)).collect(),
+            response_amr: response.map(str::to_owned),
+            knowledge: None,
+        }
+    }
+
+    #[test]
+    fn graph_presence_patterns_are_counted_per_class_and_partial_ones_dropped() {
+        use crate::pairs::PairKind::{Positive, SampledNegative};
+        let g = Some("(x / x)");
+        let mut pairs = vec![pair(Positive, [g, g], g), pair(SampledNegative, [g, g], None), pair(Positive, [None, g], g), pair(SampledNegative, [None, None], g), pair(Positive, [None, None], None)];
+        let patterns: Vec<GraphPresence> = pairs.iter().map(GraphPresence::of).collect();
+        assert_eq!(patterns, [GraphPresence::Complete, GraphPresence::ContextOnly, GraphPresence::Partial, GraphPresence::ResponseOnly, GraphPresence::None]);
+        let table = GraphPresenceTable::of(&pairs);
+        assert_eq!(table.get(GraphPresence::Complete), [0, 1]);
+        assert_eq!(table.get(GraphPresence::ContextOnly), [1, 0]);
+        assert_eq!(table.to_string(), "none 0/1, context_only 1/0, response_only 1/0, partial 0/1, complete 0/1 (negatives/positives)");
+        assert_eq!(keep_complete_graphs(&mut pairs), 3);
+        let after = GraphPresenceTable::of(&pairs);
+        assert_eq!(after.get(GraphPresence::None), [2, 2]);
+        assert_eq!(after.get(GraphPresence::Complete), [0, 1]);
+        assert!(pairs[0].response_amr.is_some() && pairs[1].context_amr.iter().all(Option::is_none));
     }
 }

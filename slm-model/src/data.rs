@@ -9,6 +9,7 @@
 use burn::prelude::*;
 use dialeval_amr_graph::AmrGraph;
 use dialeval_amr_graph::paths::{GraphInput, PathConfig, UNREACHABLE, Vocab};
+use dialeval_datasets::amr::GraphPresence;
 use dialeval_datasets::pairs::TrainingPair;
 use serde::{Deserialize, Serialize};
 
@@ -355,6 +356,32 @@ mod tests {
     }
 
     #[test]
+    fn under_the_complete_graph_rule_a_pair_with_some_graphs_reads_none() {
+        let pair = |context_amr: Option<&str>, response_amr: Option<&str>| TrainingPair {
+            id: "p".into(),
+            context: vec!["what did you do".into()],
+            response: "we went out".into(),
+            kind: PairKind::Positive,
+            context_amr: vec![context_amr.map(str::to_owned)],
+            response_amr: response_amr.map(str::to_owned),
+            knowledge: None,
+        };
+        let (c, r) = (Some("(d / do-02 :ARG0 (y / you))"), Some("(g / go-02 :ARG0 (w / we))"));
+        let loose = Featurizer::fit(&[pair(c, r)], 32, 48, 4).unwrap_or_else(|e| panic!("{e}"));
+        let strict = loose.clone().with_complete_graphs();
+        let none = loose.example(&pair(None, None));
+        for (context, response) in [(c, None), (None, r)] {
+            let (kept, dropped) = (loose.example(&pair(context, response)), strict.example(&pair(context, response)));
+            assert!(kept.has_graph && !dropped.has_graph);
+            assert_eq!((&dropped.context, &dropped.response), (&none.context, &none.response));
+        }
+        let (kept, complete) = (loose.example(&pair(c, r)), strict.example(&pair(c, r)));
+        assert!(complete.has_graph);
+        assert_eq!((&complete.context, &complete.response), (&kept.context, &kept.response));
+        assert_ne!(complete.response, none.response);
+    }
+
+    #[test]
     fn knowledge_splits_into_lines_and_sentences() {
         let persona = "your persona: i like dogs.\nyour persona: i've three cats.\n\n";
         assert_eq!(knowledge_sentences(persona), ["your persona: i like dogs.", "your persona: i've three cats."]);
@@ -507,6 +534,11 @@ pub struct Featurizer {
     /// two ([`turn_features`]); models saved before it existed read the joined context only.
     #[serde(default)]
     pub turns: bool,
+    /// Graphs are read only where a pair has all of them (the response's and every context
+    /// turn's, [`GraphPresence::Complete`]); a pair with some reads none. Models saved before the
+    /// rule read whatever graphs there were.
+    #[serde(default)]
+    pub complete_graphs: bool,
 }
 
 /// The vector of `candidates` with the highest dot product with `target` (the first of equals);
@@ -556,6 +588,7 @@ impl Featurizer {
             knowledge_unit: KnowledgeUnit::Whole,
             cross: None,
             turns: false,
+            complete_graphs: false,
         })
     }
 
@@ -605,6 +638,12 @@ impl Featurizer {
         }
         self.turns = true;
         Ok(self)
+    }
+
+    /// Reads graphs only where a pair has all of them ([`Featurizer::complete_graphs`]).
+    pub fn with_complete_graphs(mut self) -> Self {
+        self.complete_graphs = true;
+        self
     }
 
     /// What of a pair this featuriser reads through sentence vectors (`None`: the scratch text
@@ -750,17 +789,20 @@ impl Featurizer {
         tokens.extend(&response);
         tokens.push(SEP);
         segments.resize(tokens.len(), 1);
-        let context_graphs: Vec<Option<&str>> = if pair.context_amr.is_empty() { vec![None] } else { pair.context_amr.iter().map(Option::as_deref).collect() };
+        // Under the complete-graph rule a pair with some of its graphs reads none.
+        let usable = !self.complete_graphs || matches!(GraphPresence::of(pair), GraphPresence::Complete | GraphPresence::None);
+        let context_graphs: Vec<Option<&str>> = if pair.context_amr.is_empty() || !usable { vec![None] } else { pair.context_amr.iter().map(Option::as_deref).collect() };
+        let response_graph = pair.response_amr.as_deref().filter(|_| usable);
         Example {
             tokens,
             segments,
             context: self.graph(&context_graphs),
-            response: self.graph(&[pair.response_amr.as_deref()]),
+            response: self.graph(&[response_graph]),
             label: pair.label(),
             text_features: Vec::new(),
             knowledge: None,
             cross: None,
-            has_graph: pair.response_amr.is_some() || pair.context_amr.iter().any(Option::is_some),
+            has_graph: usable && (pair.response_amr.is_some() || pair.context_amr.iter().any(Option::is_some)),
         }
     }
 
@@ -852,6 +894,10 @@ impl Featurizer {
             pad: Tensor::<2, Bool>::from_data(TensorData::new(pad, [batch, seq]), device),
             context_graph: graph(|e| &e.context),
             response_graph: graph(|e| &e.response),
+            graph_present: Tensor::<2>::from_data(
+                TensorData::new(examples.iter().enumerate().map(|(b, e)| if e.has_graph && !withheld.get(b).copied().unwrap_or(false) { 1.0_f32 } else { 0.0 }).collect::<Vec<_>>(), [batch, 1]),
+                device,
+            ),
             labels: Tensor::<1, Int>::from_data(TensorData::new(examples.iter().map(|e| i64::from(e.label)).collect::<Vec<_>>(), [batch]), device),
         })
     }

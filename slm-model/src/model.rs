@@ -12,6 +12,8 @@
 //!   `H_A` is a projection of the two mean-pooled graphs;
 //! - [`Slm`]: the gate `g = σ(W_G[H_S; H_A] + b_G)`, `Ĥ = g ⊙ H_S + (1 − g) ⊙ H_A`, a linear layer
 //!   and softmax giving `P(positive)`; plus the loss: cross-entropy and the contrastive term.
+//!   [`Mode::Residual`] instead adds the graphs as a term on the text side's logit, which can
+//!   only move the score of an item that has graphs.
 
 use burn::module::Param;
 use burn::nn::loss::CrossEntropyLoss;
@@ -33,6 +35,13 @@ pub enum Mode {
     GraphOnly,
     /// Text and graph concatenated and projected (the gate's ablation).
     Concat,
+    /// The text side's logits plus a graph term: `v · tanh(W [H_S; H_A] + b)` added to the
+    /// positive logit of an item with graphs, nothing for one without. `v` starts at zero, so
+    /// training starts from the text-only model; `H_S` enters the term and the contrastive loss
+    /// detached, so the graph side cannot reshape the text representation, and an item without
+    /// graphs is scored by the text side alone. (A model built without the term's layers,
+    /// [`SlmConfig::graph_residual`], scores as [`Mode::TextOnly`] here.)
+    Residual,
 }
 
 /// Where the sentence representation `H_S` comes from.
@@ -540,6 +549,9 @@ pub struct SlmConfig {
     /// Weight of the contrastive term in the loss.
     #[config(default = 0.5)]
     pub contrastive_weight: f64,
+    /// The layers of [`Mode::Residual`]'s graph term (models saved before it have none).
+    #[config(default = false)]
+    pub graph_residual: bool,
 }
 
 /// The SLM.
@@ -555,6 +567,8 @@ pub struct Slm {
     gate: Linear,
     concat: Linear,
     classifier: Linear,
+    /// [`Mode::Residual`]'s graph term: `W`, `b` and `v` (`v` zero at initialisation).
+    graph_residual: Option<GraphResidual>,
     temperature: f64,
     contrastive_weight: f64,
 }
@@ -573,10 +587,20 @@ impl SlmConfig {
             gate: LinearConfig::new(2 * d, d).init(device),
             concat: LinearConfig::new(2 * d, d).init(device),
             classifier: LinearConfig::new(d, 2).init(device),
+            graph_residual: self
+                .graph_residual
+                .then(|| GraphResidual { hidden: LinearConfig::new(2 * d, d).init(device), out: LinearConfig::new(d, 1).with_initializer(burn::nn::Initializer::Zeros).init(device) }),
             temperature: self.temperature,
             contrastive_weight: self.contrastive_weight,
         }
     }
+}
+
+/// [`Mode::Residual`]'s graph term.
+#[derive(Module, Debug)]
+pub struct GraphResidual {
+    hidden: Linear,
+    out: Linear,
 }
 
 /// A training or scoring batch.
@@ -599,6 +623,9 @@ pub struct SlmBatch {
     pub context_graph: GraphBatch,
     /// Response graphs.
     pub response_graph: GraphBatch,
+    /// `[batch, 1]` 1 where an item reads its own graphs, 0 where it reads the "no graph"
+    /// input (no AMR, or withheld).
+    pub graph_present: Tensor<2>,
     /// `[batch]` 1 for a good continuation, 0 for a negative.
     pub labels: Tensor<1, Int>,
 }
@@ -654,7 +681,7 @@ impl Slm {
             self.graph_proj.forward(Tensor::cat(pooled, 1))
         };
         let fused = match mode {
-            Mode::TextOnly => sentence.clone(),
+            Mode::TextOnly | Mode::Residual => sentence.clone(),
             Mode::GraphOnly => graph.clone(),
             Mode::Concat => self.concat.forward(Tensor::cat(vec![sentence.clone(), graph.clone()], 1)).tanh(),
             Mode::Gated => {
@@ -663,9 +690,14 @@ impl Slm {
             }
         };
         let mut logits = self.classifier.forward(fused);
+        // Into the positive class's logit only: [0, term].
+        let positive = |term: Tensor<2>| Tensor::cat(vec![Tensor::<2>::zeros([b, 1], &term.device()), term], 1);
         if let Some(r) = residual {
-            // Into the positive class's logit only: [0, w · cosines].
-            logits = logits + Tensor::cat(vec![Tensor::<2>::zeros([b, 1], &r.device()), r.reshape([b, 1])], 1);
+            logits = logits + positive(r.reshape([b, 1]));
+        }
+        if let (Mode::Residual, Some(term)) = (mode, &self.graph_residual) {
+            let hidden = term.hidden.forward(Tensor::cat(vec![sentence.clone().detach(), graph.clone()], 1)).tanh();
+            logits = logits + positive(term.out.forward(hidden) * batch.graph_present.clone());
         }
         SlmOutput { logits, sentence, graph }
     }
@@ -681,8 +713,10 @@ impl Slm {
     pub fn loss(&self, batch: &SlmBatch, mode: Mode) -> (Tensor<1>, SlmOutput) {
         let out = self.forward(batch, mode);
         let ce = CrossEntropyLoss::new(None, &out.logits.device()).forward(out.logits.clone(), batch.labels.clone());
-        let loss = if matches!(mode, Mode::Gated | Mode::Concat) && self.contrastive_weight > 0.0 {
-            ce + contrastive_loss(out.sentence.clone(), out.graph.clone(), batch.labels.clone(), self.temperature).mul_scalar(self.contrastive_weight)
+        let loss = if matches!(mode, Mode::Gated | Mode::Concat | Mode::Residual) && self.contrastive_weight > 0.0 {
+            // Under the residual mode the graph side aligns with the text, not the reverse.
+            let sentence = if mode == Mode::Residual { out.sentence.clone().detach() } else { out.sentence.clone() };
+            ce + contrastive_loss(sentence, out.graph.clone(), batch.labels.clone(), self.temperature).mul_scalar(self.contrastive_weight)
         } else {
             ce
         };

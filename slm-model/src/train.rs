@@ -92,6 +92,13 @@ pub struct TrainConfig {
     /// last two turns.
     #[serde(default)]
     pub turns: bool,
+    /// Graphs are read only where a pair has all of them (the response's and every context
+    /// turn's); a pair with some reads none, in training and in scoring. Otherwise which of a
+    /// pair's graphs exist can tell its class: a Topical-Chat negative drawn from a conversation
+    /// without silver AMR lacks the response graph that its positive has. Runs saved before the
+    /// rule kept partial graphs.
+    #[serde(default)]
+    pub complete_graphs: bool,
     /// Where training runs (and the dev predictions of each epoch). Not saved with the run: a
     /// checkpoint resumes on any device ([`crate::compute`] states the tolerance).
     #[serde(skip)]
@@ -143,6 +150,7 @@ impl Default for TrainConfig {
             knowledge_dropout: 0.0,
             knowledge_unit: KnowledgeUnit::Whole,
             turns: false,
+            complete_graphs: true,
             compute: Compute::Cpu,
         }
     }
@@ -368,6 +376,7 @@ fn model_config(f: &Featurizer, c: &TrainConfig) -> SlmConfig {
     .with_pretrained(f.encoder.as_ref().map(|(_, dim)| PretrainedHeadConfig::new(*dim, c.d_model).with_dropout(c.dropout).with_knowledge(f.knowledge).with_turns(f.turns)))
     .with_cross(f.encoder.as_ref().filter(|_| f.cross.is_some()).map(|(_, dim)| CrossEncoderConfig::new(*dim, c.d_model).with_width(c.d_model).with_dropout(c.dropout)))
     .with_contrastive_weight(c.contrastive_weight)
+    .with_graph_residual(c.mode == Mode::Residual)
 }
 
 /// Featurises `pairs` (with their pretrained pair features when the featuriser uses them).
@@ -538,6 +547,9 @@ pub fn train(data: &TrainingData, config: &TrainConfig, dir: &Path, progress: &d
             if config.turns {
                 f = f.with_turns()?;
             }
+        }
+        if config.complete_graphs {
+            f = f.with_complete_graphs();
         }
         write_json(&dir.join("featurizer.json"), &f)?;
         write_json(&dir.join("train.json"), config)?;

@@ -1,9 +1,9 @@
 //! Trains the SLM (AMR-gated dual encoder) on CPU.
 //!
 //! ```text
-//! cargo run --release --example train_slm -- --data mix|ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only|concat]
+//! cargo run --release --example train_slm -- --data mix|ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only|concat|residual]
 //!     [--text-encoder pretrained|cross|scratch] [--graph-dropout 0.3] [--topical yes|no] [--dailydialog yes|no] [--length-control yes|no] [--contrastive-weight 0.5] [--encoder DIR]
-//!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--knowledge-unit whole|sentence] [--context-turns 2] [--turns yes|no] [--graph-test yes|no]
+//!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--knowledge-unit whole|sentence] [--context-turns 2] [--turns yes|no] [--graph-test yes|no] [--complete-graphs yes|no]
 //!     [--epochs 5] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
 //! ```
 //! - `mix` (the default): the training mix of `dialeval_datasets::mix` — DailyDialog++ dev + test
@@ -62,7 +62,8 @@ struct Args {
     /// The training data.
     #[arg(long, value_enum, default_value_t = Data::Mix)]
     data: Data,
-    /// gated, text_only, graph_only or concat.
+    /// gated, text_only, graph_only, concat or residual (the text side's logit plus a graph term
+    /// that only items with graphs get).
     #[arg(long, default_value = "gated", value_parser = crate::support::serde_value::<Mode>)]
     mode: Mode,
     /// pretrained (a head over frozen MiniLM sentence vectors), cross (Transformer layers trained
@@ -132,6 +133,13 @@ struct Args {
     /// the last two (Context-Cosine, Context-Cosine-2).
     #[arg(long, value_enum, default_value_t = YesNo::No)]
     turns: YesNo,
+    /// Train and stop early on graphs only where a pair has all of them (the response's and
+    /// every context turn's); other pairs read none. With `no`, partial graphs are kept, and
+    /// which of a pair's graphs exist can tell its class (a Topical-Chat negative drawn from a
+    /// conversation without silver AMR lacks the response graph its positive has): the
+    /// recipe of the models trained before the rule.
+    #[arg(long, value_enum, default_value_t = YesNo::Yes)]
+    complete_graphs: YesNo,
     /// Keep the first N training pairs and N/4 + 1 dev and test pairs (0: all).
     #[arg(long, default_value_t = 0)]
     limit: usize,
@@ -263,6 +271,14 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         dev_pairs.truncate(limit / 4 + 1);
         test_pairs.truncate(limit / 4 + 1);
     }
+    if args.complete_graphs.yes() {
+        // What the model reads under the rule (its featuriser applies it, in scoring too).
+        for (name, pairs) in [("training", &train_pairs), ("dev", &dev_pairs)] {
+            let mut read = pairs.clone();
+            let partial = dialeval_datasets::amr::keep_complete_graphs(&mut read);
+            eprintln!("train_slm: {partial} {name} pairs with partial graphs read none; graphs read per pair: {}", dialeval_datasets::amr::GraphPresenceTable::of(&read));
+        }
+    }
     let with_amr = train_pairs.iter().filter(|p| p.response_amr.is_some()).count();
     eprintln!("train_slm: {} training pairs ({with_amr} with response AMR), {} dev pairs, {} test pairs", train_pairs.len(), dev_pairs.len(), test_pairs.len());
     if args.knowledge.yes() {
@@ -285,6 +301,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         knowledge_dropout: args.knowledge_dropout,
         knowledge_unit: args.knowledge_unit,
         turns: args.turns.yes(),
+        complete_graphs: args.complete_graphs.yes(),
         compute: args.device,
         ..TrainConfig::default()
     };

@@ -37,6 +37,7 @@ pub fn batch(device: &Device) -> SlmBatch {
         pad: Tensor::<2, Bool>::from_data(TensorData::new(pad, [BATCH, SEQ]), device),
         context_graph: graph(1, device),
         response_graph: graph(2, device),
+        graph_present: Tensor::<2>::ones([BATCH, 1], device),
         labels: ints(vec![1, 0, 1, 0], [BATCH], device),
     }
 }
