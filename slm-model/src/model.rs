@@ -552,6 +552,11 @@ pub struct SlmConfig {
     /// The layers of [`Mode::Residual`]'s graph term (models saved before it have none).
     #[config(default = false)]
     pub graph_residual: bool,
+    /// Weight of [`Mode::Residual`]'s penalty on its graph term: the mean of the term's square
+    /// over the items with graphs is added to the loss, so the graphs move a score only as far
+    /// as they keep lowering the cross-entropy (0: no penalty).
+    #[config(default = 0.0)]
+    pub graph_term_penalty: f64,
 }
 
 /// The SLM.
@@ -569,6 +574,7 @@ pub struct Slm {
     classifier: Linear,
     /// [`Mode::Residual`]'s graph term: `W`, `b` and `v` (`v` zero at initialisation).
     graph_residual: Option<GraphResidual>,
+    graph_term_penalty: f64,
     temperature: f64,
     contrastive_weight: f64,
 }
@@ -590,6 +596,7 @@ impl SlmConfig {
             graph_residual: self
                 .graph_residual
                 .then(|| GraphResidual { hidden: LinearConfig::new(2 * d, d).init(device), out: LinearConfig::new(d, 1).with_initializer(burn::nn::Initializer::Zeros).init(device) }),
+            graph_term_penalty: self.graph_term_penalty,
             temperature: self.temperature,
             contrastive_weight: self.contrastive_weight,
         }
@@ -639,6 +646,9 @@ pub struct SlmOutput {
     pub sentence: Tensor<2>,
     /// `[batch, d]` graph representation `H_A` (zeros in text-only mode).
     pub graph: Tensor<2>,
+    /// `[batch, 1]` [`Mode::Residual`]'s graph term in the positive logit (0 for an item without
+    /// graphs); `None` in the other modes.
+    pub graph_term: Option<Tensor<2>>,
 }
 
 impl Slm {
@@ -695,11 +705,14 @@ impl Slm {
         if let Some(r) = residual {
             logits = logits + positive(r.reshape([b, 1]));
         }
+        let mut graph_term = None;
         if let (Mode::Residual, Some(term)) = (mode, &self.graph_residual) {
             let hidden = term.hidden.forward(Tensor::cat(vec![sentence.clone().detach(), graph.clone()], 1)).tanh();
-            logits = logits + positive(term.out.forward(hidden) * batch.graph_present.clone());
+            let value = term.out.forward(hidden) * batch.graph_present.clone();
+            logits = logits + positive(value.clone());
+            graph_term = Some(value);
         }
-        SlmOutput { logits, sentence, graph }
+        SlmOutput { logits, sentence, graph, graph_term }
     }
 
     /// `P(positive)` per item, `[batch]`.
@@ -709,7 +722,8 @@ impl Slm {
     }
 
     /// Cross-entropy plus `contrastive_weight` × the contrastive term (when both encoders run;
-    /// a weight of 0 is the "no contrastive loss" ablation).
+    /// a weight of 0 is the "no contrastive loss" ablation), plus, under [`Mode::Residual`],
+    /// `graph_term_penalty` × the mean square of the graph term over the items with graphs.
     pub fn loss(&self, batch: &SlmBatch, mode: Mode) -> (Tensor<1>, SlmOutput) {
         let out = self.forward(batch, mode);
         let ce = CrossEntropyLoss::new(None, &out.logits.device()).forward(out.logits.clone(), batch.labels.clone());
@@ -719,6 +733,13 @@ impl Slm {
             ce + contrastive_loss(sentence, out.graph.clone(), batch.labels.clone(), self.temperature).mul_scalar(self.contrastive_weight)
         } else {
             ce
+        };
+        let loss = match &out.graph_term {
+            Some(term) if self.graph_term_penalty > 0.0 => {
+                let present = batch.graph_present.clone().sum().clamp_min(1.0);
+                loss + (term.clone().powf_scalar(2.0).sum() / present).mul_scalar(self.graph_term_penalty)
+            }
+            _ => loss,
         };
         (loss, out)
     }

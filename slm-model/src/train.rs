@@ -99,6 +99,10 @@ pub struct TrainConfig {
     /// rule kept partial graphs.
     #[serde(default)]
     pub complete_graphs: bool,
+    /// Under [`Mode::Residual`], the weight of the penalty on the graph term's mean square over
+    /// the items with graphs (0: none).
+    #[serde(default)]
+    pub graph_term_penalty: f64,
     /// Where training runs (and the dev predictions of each epoch). Not saved with the run: a
     /// checkpoint resumes on any device ([`crate::compute`] states the tolerance).
     #[serde(skip)]
@@ -151,6 +155,7 @@ impl Default for TrainConfig {
             knowledge_unit: KnowledgeUnit::Whole,
             turns: false,
             complete_graphs: true,
+            graph_term_penalty: 0.0,
             compute: Compute::Cpu,
         }
     }
@@ -377,6 +382,7 @@ fn model_config(f: &Featurizer, c: &TrainConfig) -> SlmConfig {
     .with_cross(f.encoder.as_ref().filter(|_| f.cross.is_some()).map(|(_, dim)| CrossEncoderConfig::new(*dim, c.d_model).with_width(c.d_model).with_dropout(c.dropout)))
     .with_contrastive_weight(c.contrastive_weight)
     .with_graph_residual(c.mode == Mode::Residual)
+    .with_graph_term_penalty(c.graph_term_penalty)
 }
 
 /// Featurises `pairs` (with their pretrained pair features when the featuriser uses them).
@@ -518,6 +524,9 @@ pub fn train(data: &TrainingData, config: &TrainConfig, dir: &Path, progress: &d
     }
     if !(0.0..1.0).contains(&config.graph_dropout) {
         return Err(Error::Config(format!("graph_dropout must be in [0, 1), got {}", config.graph_dropout)));
+    }
+    if !(config.graph_term_penalty >= 0.0 && config.graph_term_penalty.is_finite()) || (config.graph_term_penalty > 0.0 && config.mode != Mode::Residual) {
+        return Err(Error::Config(format!("graph_term_penalty must be finite, at least 0, and above 0 only with mode residual; got {} with {:?}", config.graph_term_penalty, config.mode)));
     }
     if !(0.0..1.0).contains(&config.knowledge_dropout) {
         return Err(Error::Config(format!("knowledge_dropout must be in [0, 1), got {}", config.knowledge_dropout)));

@@ -105,3 +105,26 @@ fn the_residual_graph_term_starts_at_zero_and_moves_only_items_with_graphs() {
     assert!((text_whole - text_ce).abs() <= 1e-5 * text_ce.max(1e-6), "text side: {text_whole} against {text_ce} from the cross-entropy alone");
     assert!((graph_whole - graph_ce).abs() > 1e-6, "the contrastive term does not reach the graph encoder");
 }
+
+#[test]
+fn the_graph_term_penalty_shrinks_the_term() {
+    let device = Device::flex().autodiff();
+    let trained_term = |penalty: f64| {
+        device.seed(5);
+        let mut model = config().with_graph_residual(true).with_graph_term_penalty(penalty).init(&device);
+        let mut optim = AdamConfig::new().init();
+        let b = batch(&device);
+        for _ in 0..20 {
+            let (loss, _) = model.loss(&b, Mode::Residual);
+            let grads = GradientsParams::from_grads(loss.backward(), &model);
+            model = optim.step(1e-2, model, grads);
+        }
+        let term = model.forward(&b, Mode::Residual).graph_term.unwrap();
+        term.powf_scalar(2.0).mean().into_scalar::<f32>()
+    };
+    let (free, penalised) = (trained_term(0.0), trained_term(10.0));
+    assert!(free > 0.0 && penalised < 0.5 * free, "mean square of the term: {free} free, {penalised} penalised");
+    // The other modes have no term.
+    let model = config().init(&device);
+    assert!(model.forward(&batch(&device), Mode::Gated).graph_term.is_none());
+}

@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release --example train_slm -- --data mix|ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only|concat|residual]
 //!     [--text-encoder pretrained|cross|scratch] [--graph-dropout 0.3] [--topical yes|no] [--dailydialog yes|no] [--length-control yes|no] [--contrastive-weight 0.5] [--encoder DIR]
-//!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--knowledge-unit whole|sentence] [--context-turns 2] [--turns yes|no] [--graph-test yes|no] [--complete-graphs yes|no]
+//!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--knowledge-unit whole|sentence] [--context-turns 2] [--turns yes|no] [--graph-test yes|no] [--complete-graphs yes|no] [--graph-term-penalty 0]
 //!     [--epochs 5] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
 //! ```
 //! - `mix` (the default): the training mix of `dialeval_datasets::mix` — DailyDialog++ dev + test
@@ -140,6 +140,10 @@ struct Args {
     /// recipe of the models trained before the rule.
     #[arg(long, value_enum, default_value_t = YesNo::Yes)]
     complete_graphs: YesNo,
+    /// --mode residual: weight of the penalty on the graph term's mean square over the pairs
+    /// with graphs (0: none), so the graphs move a score only as far as they keep paying.
+    #[arg(long, default_value_t = 0.0)]
+    graph_term_penalty: f64,
     /// Keep the first N training pairs and N/4 + 1 dev and test pairs (0: all).
     #[arg(long, default_value_t = 0)]
     limit: usize,
@@ -302,6 +306,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         knowledge_unit: args.knowledge_unit,
         turns: args.turns.yes(),
         complete_graphs: args.complete_graphs.yes(),
+        graph_term_penalty: args.graph_term_penalty,
         compute: args.device,
         ..TrainConfig::default()
     };
