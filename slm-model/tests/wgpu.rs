@@ -56,6 +56,31 @@ fn slm_forward_and_one_training_step_match_flex() {
 }
 
 #[test]
+fn residual_slm_training_step_matches_flex() {
+    let cpu = Device::flex().autodiff();
+    cpu.seed(6);
+    let model = config().with_graph_residual(true).with_graph_term_penalty(0.1).init(&cpu);
+    let gpu = gpu().autodiff();
+    let model_gpu = model.clone().fork(&gpu);
+    let step = |m: dialeval_slm_model::Slm, device: &Device| {
+        let mut optim = AdamConfig::new().init();
+        let (loss, _) = m.loss(&batch(device), Mode::Residual);
+        let before = loss.clone().into_scalar::<f32>();
+        let grads = GradientsParams::from_grads(loss.backward(), &m);
+        let m = optim.step(1e-2, m, grads);
+        let out = m.forward(&batch(device), Mode::Residual);
+        let term = out.graph_term.map(values).unwrap_or_default();
+        (before, values(out.logits), term)
+    };
+    let (b_cpu, l_cpu, t_cpu) = step(model, &cpu);
+    let (b_gpu, l_gpu, t_gpu) = step(model_gpu, &gpu);
+    assert_close(&[b_cpu], &[b_gpu], 1e-3, "loss before the step");
+    assert_close(&l_cpu, &l_gpu, 2e-3, "logits after the step");
+    assert!(t_cpu.iter().any(|t| t.abs() > 1e-4), "the graph term did not move: {t_cpu:?}");
+    assert_close(&t_cpu, &t_gpu, 2e-3, "graph term after the step");
+}
+
+#[test]
 fn bert_forward_matches_flex() {
     let config: BertConfig =
         serde_json::from_str(r#"{"vocab_size": 30, "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 32, "max_position_embeddings": 16}"#).unwrap();
