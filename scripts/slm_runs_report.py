@@ -4,7 +4,10 @@ seeds, on USR-PersonaChat (bundled) and FED (../shared), each beside its Spearma
 length; plus the runs' test AUCs, epoch times. Drives the `evaluate` example (the library does
 the statistics) and only tabulates what it writes.
 
-    scripts/slm_runs_report.py TARGET_DIR RUN_DIR... [--ruber RUN_DIR...] [--fine-tuned RUN_DIR...] > report.md
+    scripts/slm_runs_report.py TARGET_DIR RUN_DIR... [--ruber RUN_DIR...] [--fine-tuned RUN_DIR...] [--encoder DIR] > report.md
+
+--encoder DIR scores with another encoder's vectors (all-mpnet-base-v2's folder for runs trained
+on MPNet); every run given must then be trained on it.
 
 A run directory named `<name>-s<seed>` is grouped with the other seeds of `<name>`.
 """
@@ -19,6 +22,11 @@ from pathlib import Path
 root = Path(__file__).resolve().parent.parent
 target = Path(sys.argv[1])
 args = sys.argv[2:]
+encoder = None
+if "--encoder" in args:
+    i = args.index("--encoder")
+    encoder = args[i + 1]
+    del args[i : i + 2]
 
 def runs_after(flag):
     """The run folders after `flag` up to the next flag."""
@@ -43,6 +51,8 @@ def correlations(run, family, corpus):
     cmd = [str(evaluate), flag, run, "--skip", skip, "--out", str(out)]
     if corpus == "fed":
         cmd += ["--corpus", "fed", "--input", str(fed)]
+    if encoder is not None:
+        cmd += ["--encoder", encoder]
     done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"evaluate failed for {run}: {done.stderr[-2000:]}")
