@@ -256,6 +256,24 @@ impl GraphPresenceTable {
     pub fn get(&self, pattern: GraphPresence) -> [usize; 2] {
         self.counts[GraphPresence::ALL.iter().position(|g| *g == pattern).unwrap_or(0)]
     }
+
+    /// Pairs with some but not all of their graphs (what [`keep_complete_graphs`] strips).
+    pub fn partial(&self) -> usize {
+        [GraphPresence::ContextOnly, GraphPresence::ResponseOnly, GraphPresence::Partial].iter().map(|&g| self.get(g).iter().sum::<usize>()).sum()
+    }
+
+    /// The table after [`keep_complete_graphs`]: the partial patterns counted as no graph.
+    pub fn complete_only(&self) -> Self {
+        let mut none = self.get(GraphPresence::None);
+        for g in [GraphPresence::ContextOnly, GraphPresence::ResponseOnly, GraphPresence::Partial] {
+            let [n, p] = self.get(g);
+            none = [none[0] + n, none[1] + p];
+        }
+        let mut counts = [[0; 2]; 5];
+        counts[0] = none;
+        counts[4] = self.get(GraphPresence::Complete);
+        Self { counts }
+    }
 }
 
 impl std::fmt::Display for GraphPresenceTable {
@@ -470,8 +488,10 @@ mod tests {
         assert_eq!(table.get(GraphPresence::Complete), [0, 1]);
         assert_eq!(table.get(GraphPresence::ContextOnly), [1, 0]);
         assert_eq!(table.to_string(), "none 0/1, context_only 1/0, response_only 1/0, partial 0/1, complete 0/1 (negatives/positives)");
+        assert_eq!(table.partial(), 3);
         assert_eq!(keep_complete_graphs(&mut pairs), 3);
         let after = GraphPresenceTable::of(&pairs);
+        assert_eq!(table.complete_only(), after);
         assert_eq!(after.get(GraphPresence::None), [2, 2]);
         assert_eq!(after.get(GraphPresence::Complete), [0, 1]);
         assert!(pairs[0].response_amr.is_some() && pairs[1].context_amr.iter().all(Option::is_none));

@@ -275,16 +275,20 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         dev_pairs.truncate(limit / 4 + 1);
         test_pairs.truncate(limit / 4 + 1);
     }
+    // What the model reads: under the complete-graph rule (which its featuriser applies, in
+    // scoring too) a pair with some of its graphs reads none.
+    let read = |pairs: &[TrainingPair]| {
+        let table = dialeval_datasets::amr::GraphPresenceTable::of(pairs);
+        if args.complete_graphs.yes() { (table.partial(), table.complete_only()) } else { (0, table) }
+    };
+    let (partial, train_read) = read(&train_pairs);
+    let (dev_partial, dev_read) = read(&dev_pairs);
     if args.complete_graphs.yes() {
-        // What the model reads under the rule (its featuriser applies it, in scoring too).
-        for (name, pairs) in [("training", &train_pairs), ("dev", &dev_pairs)] {
-            let mut read = pairs.clone();
-            let partial = dialeval_datasets::amr::keep_complete_graphs(&mut read);
-            eprintln!("train_slm: {partial} {name} pairs with partial graphs read none; graphs read per pair: {}", dialeval_datasets::amr::GraphPresenceTable::of(&read));
-        }
+        eprintln!("train_slm: {partial} training and {dev_partial} dev pairs with partial graphs read none");
     }
-    let with_amr = train_pairs.iter().filter(|p| p.response_amr.is_some()).count();
-    eprintln!("train_slm: {} training pairs ({with_amr} with response AMR), {} dev pairs, {} test pairs", train_pairs.len(), dev_pairs.len(), test_pairs.len());
+    eprintln!("train_slm: graphs read per training pair: {train_read}; per dev pair: {dev_read}");
+    let with_graphs = train_pairs.len() - train_read.get(dialeval_datasets::amr::GraphPresence::None).iter().sum::<usize>();
+    eprintln!("train_slm: {} training pairs ({with_graphs} read graphs), {} dev pairs, {} test pairs", train_pairs.len(), dev_pairs.len(), test_pairs.len());
     if args.knowledge.yes() {
         let grounded = train_pairs.iter().filter(|p| p.knowledge.is_some()).count();
         eprintln!("train_slm: {grounded} of {} training pairs have knowledge", train_pairs.len());
