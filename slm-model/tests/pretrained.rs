@@ -126,5 +126,22 @@ fn pretrained_head_learns_scores_without_graphs_and_refuses_other_encoders() {
     json.push(' ');
     std::fs::write(run.join("train.json"), json).unwrap();
     assert!(matches!(Scorer::load(&run, Device::flex()), Err(Error::Checksum { .. })));
+
+    // The residual mode (the shipped recipe's): its penalty is refused under another mode; a
+    // trained model ranks without graphs, and its graph term moves the scores of the items with
+    // graphs.
+    let data = TrainingData { train: &train_p, dev: &dev_p, vectors: Some(&vectors) };
+    let refused = train(&data, &TrainConfig { graph_term_penalty: 0.1, ..config(3) }, &work.join("refused"), &|_, _, _| {});
+    assert!(matches!(&refused, Err(Error::Config(m)) if m.contains("graph_term_penalty")), "{refused:?}");
+    let residual = work.join("residual");
+    train(&data, &TrainConfig { mode: Mode::Residual, graph_term_penalty: 0.1, ..config(3) }, &residual, &|_, _, _| {}).unwrap();
+    let scorer = Scorer::load(&residual, Device::flex()).unwrap();
+    assert_eq!(scorer.mode(), Mode::Residual);
+    assert!(scorer.featurizer().complete_graphs, "new runs read complete graphs only");
+    let with = scorer.score(&dev_p, Some(&vectors)).unwrap();
+    let without = scorer.score_with(&dev_p, Some(&vectors), Graphs::Withhold).unwrap();
+    assert_ne!(with, without, "the graph term moves the items with graphs");
+    let auc_text = roc_auc(&without, &labels).unwrap();
+    assert!(auc_text > 0.6, "the text side alone ranks: AUC {auc_text}");
     let _ = std::fs::remove_dir_all(&work);
 }
