@@ -10,8 +10,8 @@ use burn::optim::{AdamConfig, GradientsParams};
 use burn::prelude::*;
 use burn::tensor::DeviceKind;
 use common::{batch, config};
-use dialeval_slm_model::Mode;
 use dialeval_slm_model::bert::BertConfig;
+use dialeval_slm_model::{Mode, Slm};
 
 fn gpu() -> Device {
     Device::wgpu(DeviceKind::DefaultDevice)
@@ -28,6 +28,15 @@ fn assert_close(a: &[f32], b: &[f32], tol: f32, what: &str) {
     }
 }
 
+/// One Adam step (rate 1e-2) on the test batch under `mode`: the loss before it, and the model after.
+fn adam_step(m: Slm, device: &Device, mode: Mode) -> (f32, Slm) {
+    let mut optim = AdamConfig::new().init();
+    let (loss, _) = m.loss(&batch(device), mode);
+    let before = loss.clone().into_scalar::<f32>();
+    let grads = GradientsParams::from_grads(loss.backward(), &m);
+    (before, optim.step(1e-2, m, grads))
+}
+
 #[test]
 fn slm_forward_and_one_training_step_match_flex() {
     let cpu = Device::flex().autodiff();
@@ -40,12 +49,8 @@ fn slm_forward_and_one_training_step_match_flex() {
         let b = values(model_gpu.forward(&batch(&gpu), mode).logits);
         assert_close(&a, &b, 1e-3, &format!("{mode:?} logits"));
     }
-    let step = |m: dialeval_slm_model::Slm, device: &Device| {
-        let mut optim = AdamConfig::new().init();
-        let (loss, _) = m.loss(&batch(device), Mode::Gated);
-        let before = loss.clone().into_scalar::<f32>();
-        let grads = GradientsParams::from_grads(loss.backward(), &m);
-        let m = optim.step(1e-2, m, grads);
+    let step = |m: Slm, device: &Device| {
+        let (before, m) = adam_step(m, device, Mode::Gated);
         let after = m.loss(&batch(device), Mode::Gated).0.into_scalar::<f32>();
         (before, after, values(m.forward(&batch(device), Mode::Gated).logits))
     };
@@ -62,12 +67,8 @@ fn residual_slm_training_step_matches_flex() {
     let model = config().with_graph_residual(true).with_graph_term_penalty(0.1).init(&cpu);
     let gpu = gpu().autodiff();
     let model_gpu = model.clone().fork(&gpu);
-    let step = |m: dialeval_slm_model::Slm, device: &Device| {
-        let mut optim = AdamConfig::new().init();
-        let (loss, _) = m.loss(&batch(device), Mode::Residual);
-        let before = loss.clone().into_scalar::<f32>();
-        let grads = GradientsParams::from_grads(loss.backward(), &m);
-        let m = optim.step(1e-2, m, grads);
+    let step = |m: Slm, device: &Device| {
+        let (before, m) = adam_step(m, device, Mode::Residual);
         let out = m.forward(&batch(device), Mode::Residual);
         let term = out.graph_term.map(values).unwrap_or_default();
         (before, values(out.logits), term)
