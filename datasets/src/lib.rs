@@ -13,7 +13,9 @@
 //! - [`amr`]: PENMAN side files attached to turns by sentence text or id;
 //! - [`pairs`]: DailyDialog++, Topical-Chat and Diplomacy training pairs (uniform or
 //!   length-matched negatives), deterministic splits;
-//! - [`mix`]: the training mix of the reference-free scorers, evaluation sets kept out.
+//! - [`mix`]: the training mix of the reference-free scorers, evaluation sets kept out;
+//! - [`negatives`]: negatives retrieved by shared words or sentence vectors for any pairs, and
+//!   ablation by kind of negative.
 //!
 //! ```no_run
 //! use dialeval_datasets::{usr, Criterion};
@@ -34,6 +36,7 @@ mod json;
 pub mod jsonl;
 mod lines;
 pub mod mix;
+pub mod negatives;
 pub mod pairs;
 pub mod sniff;
 pub mod topical;

@@ -39,6 +39,10 @@ pub enum PairKind {
     /// A negative retrieved here from another conversation for sharing words with the context
     /// (as GRADE and DEB make their hard negatives), of about the positive's length (label 0).
     LexicalNegative,
+    /// A negative retrieved here from another context or conversation for being close to the
+    /// context in a sentence encoder's space, of about the positive's length (label 0;
+    /// [`crate::negatives`]).
+    EmbeddingNegative,
 }
 
 impl PairKind {
@@ -614,7 +618,7 @@ const STOPWORDS: [&str; 60] = [
 
 /// The distinct content words of a text: lower-cased words of three letters or more outside
 /// [`STOPWORDS`], sorted.
-fn content_words(text: &str) -> Vec<String> {
+pub(crate) fn content_words(text: &str) -> Vec<String> {
     let mut words: Vec<String> =
         text.split(|c: char| !(c.is_alphanumeric() || c == '\'')).map(|w| w.trim_matches('\'').to_lowercase()).filter(|w| w.chars().count() >= 3 && !STOPWORDS.contains(&w.as_str())).collect();
     words.sort_unstable();
@@ -623,7 +627,7 @@ fn content_words(text: &str) -> Vec<String> {
 }
 
 /// Words two sorted, distinct lists share.
-fn shared(a: &[String], b: &[String]) -> usize {
+pub(crate) fn shared(a: &[String], b: &[String]) -> usize {
     let (mut i, mut j, mut n) = (0, 0, 0);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {

@@ -117,6 +117,6 @@ mod tests {
         }
         assert!(Compute::Cpu.device().is_ok());
         #[cfg(not(feature = "wgpu"))]
-        assert!(Compute::Wgpu(None).device().unwrap_err().to_string().contains("wgpu feature"));
+        assert!(Compute::Wgpu(None).device().unwrap_err().to_string().contains("the `wgpu` feature"));
     }
 }

@@ -47,6 +47,21 @@ impl<T: SentenceVectors + ?Sized> SentenceVectors for &T {
     }
 }
 
+/// Sentence vectors seen as [`dialeval_datasets::negatives::PairVectors`], for negatives
+/// retrieved in embedding space: a pair's context is the joined text the pretrained head reads
+/// ([`context_text`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PairSentenceVectors<V>(pub V);
+
+impl<V: SentenceVectors + Sync> dialeval_datasets::negatives::PairVectors for PairSentenceVectors<V> {
+    fn context(&self, pair: &TrainingPair) -> Option<Vec<f32>> {
+        self.0.vector(&context_text(pair))
+    }
+    fn response(&self, text: &str) -> Option<Vec<f32>> {
+        self.0.vector(text)
+    }
+}
+
 /// The text of a pair's context as the pretrained encoder sees it: its turns joined by spaces.
 pub fn context_text(pair: &TrainingPair) -> String {
     pair.context.join(" ")

@@ -347,25 +347,30 @@ fn round_order(n: usize, per_round: usize, seed: u64, round: usize) -> Vec<usize
 }
 
 /// The zero-shot side of [`FineTuneConfig::cosine_residual`]: the pretrained encoder's sentence
-/// vectors (mean-pooled, normalised), on the plain device.
+/// vectors (mean-pooled, normalised), on the plain device. The encoder is frozen, so a text's
+/// vector is computed once and kept (the dev pairs are scored every round).
 struct ZeroShot {
     encoder: PretrainedEncoder,
+    memo: std::sync::Mutex<std::collections::HashMap<String, Vec<f32>>>,
 }
 
 impl ZeroShot {
+    fn new(encoder: PretrainedEncoder) -> Self {
+        Self { encoder, memo: std::sync::Mutex::default() }
+    }
+
     /// `[batch, 2]`: each pair's cosines of the response with its last turn and with the mean of
     /// its last two ([`crate::data::turn_features`]; zeros without a turn).
     fn cosines(&self, pairs: &[&TrainingPair], device: &Device) -> Result<Tensor<2>> {
-        let mut texts: Vec<&str> = Vec::new();
-        for p in pairs {
-            for t in crate::data::turn_texts(p).into_iter().chain([p.response.as_str()]) {
-                if !texts.contains(&t) {
-                    texts.push(t);
-                }
-            }
+        let mut memo = self.memo.lock().map_err(|_| Error::Format("zero-shot vectors: a thread panicked while holding them".into()))?;
+        let mut missing: Vec<&str> = pairs.iter().flat_map(|p| crate::data::turn_texts(p).into_iter().chain([p.response.as_str()])).filter(|t| !memo.contains_key(*t)).collect();
+        missing.sort_unstable();
+        missing.dedup();
+        if !missing.is_empty() {
+            let vectors = self.encoder.embed_sentences(&missing).map_err(|e| Error::Format(format!("zero-shot sentence vectors: {e}")))?;
+            memo.extend(missing.iter().map(|t| (*t).to_owned()).zip(vectors));
         }
-        let vectors = self.encoder.embed_sentences(&texts).map_err(|e| Error::Format(format!("zero-shot sentence vectors: {e}")))?;
-        let vector = |t: &str| texts.iter().position(|&x| x == t).map(|i| vectors[i].clone()).unwrap_or_default();
+        let vector = |t: &str| memo.get(t).cloned().unwrap_or_default();
         let mut out = Vec::with_capacity(pairs.len() * 2);
         for p in pairs {
             let turns: Vec<Vec<f32>> = crate::data::turn_texts(p).into_iter().map(vector).collect();
@@ -419,7 +424,7 @@ pub fn fine_tune(data: &FineTuneData, config: &FineTuneConfig, dir: &Path, progr
     let meta = FineTuneMeta { config: config.clone(), encoder_id, encoder };
     let (checkpoint, resume) = open_run(dir, &meta)?;
     let tokenizer = PairTokenizer::load(data.encoder, config)?;
-    let zero_shot = if config.cosine_residual { Some(ZeroShot { encoder: PretrainedEncoder::load(data.encoder, &plain)? }) } else { None };
+    let zero_shot = if config.cosine_residual { Some(ZeroShot::new(PretrainedEncoder::load(data.encoder, &plain)?)) } else { None };
     let mut model = CrossScorer { encoder: model.encoder.with_trainable_top(config.trainable_layers), ..model };
     let mut optim = AdamConfig::new().with_grad_clipping(Some(GradientClippingConfig::Norm(1.0))).init();
     let mut state = LoopState::new(config.lr);
@@ -506,7 +511,7 @@ impl FineTunedScorer {
         }
         let model = load_tuned(dir, model, meta.config.trainable_layers)?;
         let tokenizer = PairTokenizer::load(encoder, &meta.config)?;
-        let zero_shot = if meta.config.cosine_residual { Some(ZeroShot { encoder: PretrainedEncoder::load(encoder, &device.clone().without_autodiff())? }) } else { None };
+        let zero_shot = if meta.config.cosine_residual { Some(ZeroShot::new(PretrainedEncoder::load(encoder, &device.clone().without_autodiff())?)) } else { None };
         Ok(Self { model, tokenizer, zero_shot, device, config: meta.config, encoder_id: id })
     }
 

@@ -145,3 +145,45 @@ fn pretrained_head_learns_scores_without_graphs_and_refuses_other_encoders() {
     assert!(auc_text > 0.6, "the text side alone ranks: AUC {auc_text}");
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// Negatives retrieved in MiniLM's space (`dialeval_datasets::negatives`, through
+/// [`PairSentenceVectors`]) are nearer their context than DailyDialog++'s random ones, and each
+/// brings the graph of its response.
+#[test]
+fn embedding_negatives_are_nearer_their_context_than_random_ones() {
+    use dialeval_datasets::negatives::{RetrievedNegatives, retrieve_negatives};
+    use dialeval_datasets::pairs::PairKind;
+    use dialeval_slm_model::data::PairSentenceVectors;
+    let Some(model_dir) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
+    let encoder = PretrainedEncoder::load(&model_dir, &Device::flex()).unwrap();
+    let (train_p, dev_p) = pairs();
+    let all: Vec<TrainingPair> = train_p.into_iter().chain(dev_p).collect();
+    let work = temp("retrieval");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut cache = EmbeddingCache::open(&work.join("states.bin"), encoder.hidden_size()).unwrap().with_encoder_id(encoder.fingerprint());
+    let contexts: Vec<String> = all.iter().map(context_text).collect();
+    let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(all.iter().map(|p| p.response.as_str())).collect();
+    cache.fill(&encoder, &texts, &|_, _| {}).unwrap();
+    let vectors = CachedSentenceVectors::new(&cache, encoder.fingerprint());
+    let config = RetrievedNegatives { embedding_share: 1.0, seed: 2, ..RetrievedNegatives::default() };
+    let retrieved = retrieve_negatives(&all, &config, Some(&PairSentenceVectors(vectors))).unwrap();
+    let positives = all.iter().filter(|p| p.kind == PairKind::Positive).count();
+    assert_eq!(retrieved.len(), positives, "one per positive");
+    let cosine = |p: &TrainingPair| {
+        let (c, r) = (vectors.vector(&context_text(p)).unwrap(), vectors.vector(&p.response).unwrap());
+        c.iter().zip(&r).map(|(a, b)| f64::from(a * b)).sum::<f64>()
+    };
+    let mean = |pairs: &mut dyn Iterator<Item = &TrainingPair>| {
+        let v: Vec<f64> = pairs.map(cosine).collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let embedding = mean(&mut retrieved.iter());
+    let random = mean(&mut all.iter().filter(|p| p.kind == PairKind::RandomNegative));
+    let positive = mean(&mut all.iter().filter(|p| p.kind == PairKind::Positive));
+    eprintln!("mean cosine with the context: positives {positive:.3}, embedding negatives {embedding:.3}, random negatives {random:.3}");
+    assert!(embedding > random + 0.1, "embedding {embedding} vs random {random}");
+    // The graph follows the response: every retrieved response is some positive's, with its graph.
+    let graph_of: std::collections::HashMap<&str, &Option<String>> = all.iter().filter(|p| p.kind == PairKind::Positive).map(|p| (p.response.as_str(), &p.response_amr)).collect();
+    assert!(retrieved.iter().all(|n| graph_of.get(n.response.as_str()) == Some(&&n.response_amr)));
+    let _ = std::fs::remove_dir_all(&work);
+}

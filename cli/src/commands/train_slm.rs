@@ -3,6 +3,7 @@
 //! ```text
 //! cargo run --release --example train_slm -- --data mix|ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only|concat|residual]
 //!     [--text-encoder pretrained|cross|scratch] [--graph-dropout 0.3] [--topical yes|no] [--dailydialog yes|no] [--length-control yes|no] [--contrastive-weight 0.5] [--encoder DIR]
+//!     [--lexical-negatives 0] [--embedding-negatives 0] [--drop-negatives random,adversarial,lexical,embedding]
 //!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--knowledge-unit whole|sentence] [--context-turns 2] [--turns yes|no] [--graph-test yes|no] [--complete-graphs yes|no] [--graph-term-penalty 0]
 //!     [--epochs 5] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
 //! ```
@@ -20,7 +21,8 @@
 //!
 //! Prints one JSON line per epoch and then `{"test": {...}}` (accuracy at 0.5 and ROC AUC against
 //! all negatives, against random and against adversarial negatives), also written to
-//! `DIR/test.json`. `--limit N` keeps the first N training pairs and N/4 + 1 dev and test pairs.
+//! `DIR/test.json`. The data settings (the mix's, the retrieved negatives', the kinds dropped) are
+//! written to `DIR/data.json`. `--limit N` keeps the first N training pairs and N/4 + 1 dev and test pairs.
 //! Killed and restarted with the same `--out`, it resumes from the last finished epoch.
 //! The log is `DIR/log.jsonl`; the best model is `DIR/best`, scored by `score_slm`.
 
@@ -30,10 +32,11 @@ use std::process::ExitCode;
 use crate::support::YesNo;
 use dialeval_datasets::amr::{AmrIndex, read_blocks_lenient};
 use dialeval_datasets::ddpp::{self, ExcludeList};
+use dialeval_datasets::negatives::{NegativeFamily, RetrievedNegatives, drop_negatives, retrieve_negatives};
 use dialeval_datasets::pairs::{DiplomacyPairConfig, PairKind, TrainingPair, diplomacy_pairs, split_by_group};
 use dialeval_eval::models::{Compute, SlmPairing, ddpp_slm_pairs, split_contexts};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
-use dialeval_slm_model::data::{KnowledgeUnit, SentenceVectors};
+use dialeval_slm_model::data::{KnowledgeUnit, PairSentenceVectors, SentenceVectors};
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
 use dialeval_slm_model::train::{Graphs, Scorer, TrainConfig, TrainingData, accuracy, roc_auc, scores_against, train};
 use dialeval_slm_model::vectors::CachedSentenceVectors;
@@ -144,6 +147,22 @@ struct Args {
     /// with graphs (0: none), so the graphs move a score only as far as they keep paying.
     #[arg(long, default_value_t = 0.0)]
     graph_term_penalty: f64,
+    /// Share of training positives given one more negative: of 64 responses of other contexts or
+    /// conversations drawn within a length window of the positive, the one sharing most content
+    /// words with its context (as GRADE and DEB retrieve theirs). Any data; dev and test keep
+    /// theirs.
+    #[arg(long, default_value_t = 0.0)]
+    lexical_negatives: f64,
+    /// Share of training positives given one more negative: of 64 such responses, the one whose
+    /// sentence vector is nearest the context's (the encoder of --encoder; needs --text-encoder
+    /// pretrained or cross).
+    #[arg(long, default_value_t = 0.0)]
+    embedding_negatives: f64,
+    /// Kinds of negative left out of training, comma-separated: random (the corpora's random
+    /// and the sampled ones), adversarial (DailyDialog++'s), lexical, embedding. Dev and test
+    /// keep theirs, so runs compare on the same dev.
+    #[arg(long, value_delimiter = ',', value_parser = crate::support::serde_value::<NegativeFamily>)]
+    drop_negatives: Vec<NegativeFamily>,
     /// Keep the first N training pairs and N/4 + 1 dev and test pairs (0: all).
     #[arg(long, default_value_t = 0)]
     limit: usize,
@@ -213,6 +232,11 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     if args.graph_test.yes() && (args.data != Data::Mix || !args.topical.yes()) {
         return Err("--graph-test yes holds out Topical-Chat conversations of the mix: it needs --data mix --topical yes".into());
     }
+    if args.embedding_negatives > 0.0 && text_encoder == TextEncoderKind::Scratch {
+        return Err("--embedding-negatives needs sentence vectors: --text-encoder pretrained or cross".into());
+    }
+    let retrieved = RetrievedNegatives { lexical_share: args.lexical_negatives, embedding_share: args.embedding_negatives, seed, ..RetrievedNegatives::default() };
+    let mut data_settings = json!({ "data": format!("{:?}", args.data).to_lowercase(), "retrieved_negatives": retrieved, "dropped_negatives": args.drop_negatives });
     let mut graph_test: Vec<TrainingPair> = Vec::new();
     let (mut train_pairs, mut dev_pairs, mut test_pairs) = match args.data {
         Data::Mix => {
@@ -227,6 +251,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 config.dailydialog = config.dailydialog.map(|d| dialeval_datasets::pairs::DailyDialogPairConfig { length_matched_share: 0.0, ..d });
             }
             let held_out = if args.graph_test.yes() { crate::support::graph_test_conversations(shared)? } else { Vec::new() };
+            data_settings["mix"] = serde_json::to_value(config)?;
+            data_settings["graph_test"] = json!(held_out);
             let mix = crate::support::training_mix(shared, &config, &held_out)?;
             graph_test = mix.topical_test;
             (mix.train, mix.dev, mix.test)
@@ -275,24 +301,6 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         dev_pairs.truncate(limit / 4 + 1);
         test_pairs.truncate(limit / 4 + 1);
     }
-    // What the model reads: under the complete-graph rule (which its featuriser applies, in
-    // scoring too) a pair with some of its graphs reads none.
-    let read = |pairs: &[TrainingPair]| {
-        let table = dialeval_datasets::amr::GraphPresenceTable::of(pairs);
-        if args.complete_graphs.yes() { (table.partial(), table.complete_only()) } else { (0, table) }
-    };
-    let (partial, train_read) = read(&train_pairs);
-    let (dev_partial, dev_read) = read(&dev_pairs);
-    if args.complete_graphs.yes() {
-        eprintln!("train_slm: {partial} training and {dev_partial} dev pairs with partial graphs read none");
-    }
-    eprintln!("train_slm: graphs read per training pair: {train_read}; per dev pair: {dev_read}");
-    let with_graphs = train_pairs.len() - train_read.get(dialeval_datasets::amr::GraphPresence::None).iter().sum::<usize>();
-    eprintln!("train_slm: {} training pairs ({with_graphs} read graphs), {} dev pairs, {} test pairs", train_pairs.len(), dev_pairs.len(), test_pairs.len());
-    if args.knowledge.yes() {
-        let grounded = train_pairs.iter().filter(|p| p.knowledge.is_some()).count();
-        eprintln!("train_slm: {grounded} of {} training pairs have knowledge", train_pairs.len());
-    }
     let config = TrainConfig {
         mode,
         epochs: args.epochs,
@@ -327,8 +335,44 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             (Some(encoder), Some(cache))
         }
     };
-    let vectors = encoder.as_ref().zip(cache.as_ref()).map(|(e, c)| CachedSentenceVectors::new(c, e.fingerprint()));
-    let vectors = vectors.as_ref().map(|v| v as &dyn SentenceVectors);
+    let cached = encoder.as_ref().zip(cache.as_ref()).map(|(e, c)| CachedSentenceVectors::new(c, e.fingerprint()));
+    let vectors = cached.as_ref().map(|v| v as &dyn SentenceVectors);
+    if retrieved.any() {
+        // The retrieved pairs reuse the mix's contexts and responses: their vectors are cached.
+        let pair_vectors = cached.map(PairSentenceVectors);
+        let extra = retrieve_negatives(&train_pairs, &retrieved, pair_vectors.as_ref().map(|v| v as &dyn dialeval_datasets::negatives::PairVectors))?;
+        eprintln!(
+            "train_slm: retrieved {} lexical and {} embedding negatives for {} training pairs",
+            extra.iter().filter(|p| p.kind == PairKind::LexicalNegative).count(),
+            extra.iter().filter(|p| p.kind == PairKind::EmbeddingNegative).count(),
+            train_pairs.len()
+        );
+        train_pairs.extend(extra);
+    }
+    if !args.drop_negatives.is_empty() {
+        let dropped = drop_negatives(&mut train_pairs, &args.drop_negatives);
+        eprintln!("train_slm: {dropped} training negatives of {:?} left out", args.drop_negatives);
+    }
+    std::fs::create_dir_all(out)?;
+    std::fs::write(out.join("data.json"), serde_json::to_string_pretty(&data_settings)?)?;
+    // What the model reads: under the complete-graph rule (which its featuriser applies, in
+    // scoring too) a pair with some of its graphs reads none.
+    let read = |pairs: &[TrainingPair]| {
+        let table = dialeval_datasets::amr::GraphPresenceTable::of(pairs);
+        if args.complete_graphs.yes() { (table.partial(), table.complete_only()) } else { (0, table) }
+    };
+    let (partial, train_read) = read(&train_pairs);
+    let (dev_partial, dev_read) = read(&dev_pairs);
+    if args.complete_graphs.yes() {
+        eprintln!("train_slm: {partial} training and {dev_partial} dev pairs with partial graphs read none");
+    }
+    eprintln!("train_slm: graphs read per training pair: {train_read}; per dev pair: {dev_read}");
+    let with_graphs = train_pairs.len() - train_read.get(dialeval_datasets::amr::GraphPresence::None).iter().sum::<usize>();
+    eprintln!("train_slm: {} training pairs ({with_graphs} read graphs), {} dev pairs, {} test pairs", train_pairs.len(), dev_pairs.len(), test_pairs.len());
+    if args.knowledge.yes() {
+        let grounded = train_pairs.iter().filter(|p| p.knowledge.is_some()).count();
+        eprintln!("train_slm: {grounded} of {} training pairs have knowledge", train_pairs.len());
+    }
     let bar = crate::support::Progress::new("train_slm");
     let logs = train(&TrainingData { train: &train_pairs, dev: &dev_pairs, vectors }, &config, out, &|e, s, n| bar.update_epoch(e, s, n))?;
     bar.finish();
