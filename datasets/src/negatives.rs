@@ -50,13 +50,18 @@ pub struct RetrievedNegatives {
     pub embedding_share: f64,
     /// Candidates drawn (uniformly, among other groups' positives) for each retrieved negative.
     pub candidates: usize,
+    /// Draw candidates only among positives of the positive's own source ([`pair_source`]: a
+    /// DailyDialog++ file, Topical-Chat, DailyDialog), so that a negative cannot be told by the
+    /// style of another corpus.
+    #[serde(default)]
+    pub same_source: bool,
     /// Seed of the draws.
     pub seed: u64,
 }
 
 impl Default for RetrievedNegatives {
     fn default() -> Self {
-        Self { lexical_share: 0.0, embedding_share: 0.0, candidates: 64, seed: 0 }
+        Self { lexical_share: 0.0, embedding_share: 0.0, candidates: 64, same_source: false, seed: 0 }
     }
 }
 
@@ -65,6 +70,13 @@ impl RetrievedNegatives {
     pub fn any(&self) -> bool {
         self.lexical_share > 0.0 || self.embedding_share > 0.0
     }
+}
+
+/// The source of a pair built by [`crate::pairs`]: its group up to `#` (`dev.json`,
+/// `data_positives.json`, `topical`, `dailydialog`, …).
+pub fn pair_source(pair: &TrainingPair) -> &str {
+    let group = pair_group(pair);
+    group.split('#').next().unwrap_or(group)
 }
 
 /// Which closeness a retrieved negative maximises.
@@ -117,6 +129,14 @@ pub fn retrieve_negatives(pairs: &[TrainingPair], config: &RetrievedNegatives, v
     }
     let positives: Vec<&TrainingPair> = pairs.iter().filter(|p| p.kind == PairKind::Positive).collect();
     let groups: Vec<&str> = positives.iter().map(|p| pair_group(p)).collect();
+    // The candidate pool of each positive: every positive, or those of its source.
+    let sources: Vec<&str> = positives.iter().map(|p| pair_source(p)).collect();
+    let mut by_source: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+    if config.same_source {
+        for (i, s) in sources.iter().enumerate() {
+            by_source.entry(s).or_default().push(i);
+        }
+    }
     if groups.iter().all(|g| *g == groups[0]) {
         return Err(Error::Config("retrieved negatives need positives of at least two groups".into()));
     }
@@ -128,8 +148,12 @@ pub fn retrieve_negatives(pairs: &[TrainingPair], config: &RetrievedNegatives, v
             if share > 0.0 && rng.unit() < share {
                 let mut candidates = Vec::with_capacity(config.candidates);
                 // Bounded redraws: a candidate of the positive's own group is drawn again.
+                let pool = by_source.get(sources[i]).map(Vec::as_slice);
                 for _ in 0..config.candidates * 4 {
-                    let c = rng.below(positives.len());
+                    let c = match pool {
+                        Some(pool) => pool[rng.below(pool.len())],
+                        None => rng.below(positives.len()),
+                    };
                     if groups[c] != *group {
                         candidates.push(c);
                         if candidates.len() == config.candidates {
@@ -338,6 +362,20 @@ mod tests {
         assert!(err.to_string().contains("g9999/positive/0"), "{err}");
         let one_group = [positive(7, "north", "east a"), positive(7, "south", "east b")];
         assert!(retrieve_negatives(&one_group, &RetrievedNegatives { lexical_share: 1.0, ..RetrievedNegatives::default() }, None).is_err());
+    }
+
+    #[test]
+    fn same_source_draws_only_from_the_positive_s_corpus() {
+        let pair = |group: &str, context: &str, response: &str| TrainingPair { id: format!("{group}/positive/0"), ..positive(0, context, response) };
+        // Topical-Chat's "north" response is the nearest to every context, but a DailyDialog++
+        // positive under `same_source` must take one of its own file's.
+        let pairs = vec![pair("dev.json#1", "north", "east a"), pair("dev.json#2", "south", "south b"), pair("topical#t1", "east", "north c"), pair("topical#t2", "east", "north d")];
+        let any = RetrievedNegatives { embedding_share: 1.0, ..RetrievedNegatives::default() };
+        assert!(retrieve_negatives(&pairs, &any, Some(&by_word())).unwrap()[0].response.starts_with("north "));
+        let own = retrieve_negatives(&pairs, &RetrievedNegatives { same_source: true, ..any }, Some(&by_word())).unwrap();
+        assert_eq!(own[0].response, "south b");
+        assert!(own.iter().zip(&pairs).all(|(n, p)| pair_source(n) == pair_source(p) && n.response != p.response));
+        assert_eq!(pair_source(&pairs[2]), "topical");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release --example train_slm -- --data mix|ddpp|diplomacy --out DIR [--mode gated|text_only|graph_only|concat|residual]
 //!     [--text-encoder pretrained|cross|scratch] [--graph-dropout 0.3] [--topical yes|no] [--dailydialog yes|no] [--length-control yes|no] [--contrastive-weight 0.5] [--encoder DIR]
-//!     [--lexical-negatives 0] [--embedding-negatives 0] [--drop-negatives random,adversarial,lexical,embedding]
+//!     [--lexical-negatives 0] [--embedding-negatives 0] [--retrieve-within-source yes|no] [--drop-negatives random,adversarial,lexical,embedding]
 //!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--knowledge-unit whole|sentence] [--context-turns 2] [--turns yes|no] [--graph-test yes|no] [--complete-graphs yes|no] [--graph-term-penalty 0]
 //!     [--epochs 5] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
 //! ```
@@ -158,6 +158,10 @@ struct Args {
     /// pretrained or cross).
     #[arg(long, default_value_t = 0.0)]
     embedding_negatives: f64,
+    /// Retrieve negatives only among responses of the positive's own source (a DailyDialog++
+    /// file, Topical-Chat, DailyDialog), not across corpora.
+    #[arg(long, value_enum, default_value_t = YesNo::No)]
+    retrieve_within_source: YesNo,
     /// Kinds of negative left out of training, comma-separated: random (the corpora's random
     /// and the sampled ones), adversarial (DailyDialog++'s), lexical, embedding. Dev and test
     /// keep theirs, so runs compare on the same dev.
@@ -235,7 +239,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     if args.embedding_negatives > 0.0 && text_encoder == TextEncoderKind::Scratch {
         return Err("--embedding-negatives needs sentence vectors: --text-encoder pretrained or cross".into());
     }
-    let retrieved = RetrievedNegatives { lexical_share: args.lexical_negatives, embedding_share: args.embedding_negatives, seed, ..RetrievedNegatives::default() };
+    let retrieved =
+        RetrievedNegatives { lexical_share: args.lexical_negatives, embedding_share: args.embedding_negatives, same_source: args.retrieve_within_source.yes(), seed, ..RetrievedNegatives::default() };
     let mut data_settings = json!({ "data": format!("{:?}", args.data).to_lowercase(), "retrieved_negatives": retrieved, "dropped_negatives": args.drop_negatives });
     let mut graph_test: Vec<TrainingPair> = Vec::new();
     let (mut train_pairs, mut dev_pairs, mut test_pairs) = match args.data {
