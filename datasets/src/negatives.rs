@@ -28,7 +28,7 @@ use dialeval_common::{SplitMix64, word_count};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::pairs::{PairKind, TrainingPair, content_words, pair_group, shared};
+use crate::pairs::{PairKind, TrainingPair, content_words, distinct_sorted, length_window, pair_group, shared};
 
 /// Sentence vectors of a pair's context and of a response, for [`PairKind::EmbeddingNegative`]
 /// (an encoder's cache; this crate computes none).
@@ -129,16 +129,15 @@ pub fn retrieve_negatives(pairs: &[TrainingPair], config: &RetrievedNegatives, v
     }
     let positives: Vec<&TrainingPair> = pairs.iter().filter(|p| p.kind == PairKind::Positive).collect();
     let groups: Vec<&str> = positives.iter().map(|p| pair_group(p)).collect();
-    // The candidate pool of each positive: every positive, or those of its source.
-    let sources: Vec<&str> = positives.iter().map(|p| pair_source(p)).collect();
-    let mut by_source: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
-    if config.same_source {
-        for (i, s) in sources.iter().enumerate() {
-            by_source.entry(s).or_default().push(i);
-        }
-    }
     if groups.iter().all(|g| *g == groups[0]) {
         return Err(Error::Config("retrieved negatives need positives of at least two groups".into()));
+    }
+    // The candidate pool of each positive: every positive, or (`same_source`) those of its source.
+    let mut by_source: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+    if config.same_source {
+        for (i, p) in positives.iter().enumerate() {
+            by_source.entry(pair_source(p)).or_default().push(i);
+        }
     }
     // Sequential: which positives retrieve what, and their candidates, in the seeded order.
     let mut rng = SplitMix64(config.seed);
@@ -148,7 +147,7 @@ pub fn retrieve_negatives(pairs: &[TrainingPair], config: &RetrievedNegatives, v
             if share > 0.0 && rng.unit() < share {
                 let mut candidates = Vec::with_capacity(config.candidates);
                 // Bounded redraws: a candidate of the positive's own group is drawn again.
-                let pool = by_source.get(sources[i]).map(Vec::as_slice);
+                let pool = by_source.get(pair_source(positives[i])).map(Vec::as_slice);
                 for _ in 0..config.candidates * 4 {
                     let c = match pool {
                         Some(pool) => pool[rng.below(pool.len())],
@@ -168,16 +167,7 @@ pub fn retrieve_negatives(pairs: &[TrainingPair], config: &RetrievedNegatives, v
     let words: Vec<usize> = dialeval_common::par_map(&positives, |p| word_count(&p.response));
     let lexical = config.lexical_share > 0.0;
     let content: Vec<Vec<String>> = if lexical { dialeval_common::par_map(&positives, |p| content_words(&p.response)) } else { Vec::new() };
-    let context_words: Vec<Vec<String>> = if lexical {
-        dialeval_common::par_map(&positives, |p| {
-            let mut w: Vec<String> = p.context.iter().flat_map(|t| content_words(t)).collect();
-            w.sort_unstable();
-            w.dedup();
-            w
-        })
-    } else {
-        Vec::new()
-    };
+    let context_words: Vec<Vec<String>> = if lexical { dialeval_common::par_map(&positives, |p| distinct_sorted(p.context.iter().flat_map(|t| content_words(t)))) } else { Vec::new() };
     let (context_vectors, response_vectors) = match vectors.filter(|_| config.embedding_share > 0.0) {
         Some(v) => {
             let missing = |p: &TrainingPair, what: &str| Error::Config(format!("embedding negatives: no sentence vector for the {what} of pair {}", p.id));
@@ -189,7 +179,7 @@ pub fn retrieve_negatives(pairs: &[TrainingPair], config: &RetrievedNegatives, v
     };
     let chosen = dialeval_common::par_map(&draws, |d| {
         let (i, target) = (d.positive, words[d.positive]);
-        let window = 2.max(target / 5);
+        let window = length_window(target);
         // (in window, closeness, -gap): the largest wins; the first drawn on ties.
         let mut best: Option<((bool, f64, i64), usize)> = None;
         for &c in &d.candidates {

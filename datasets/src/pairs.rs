@@ -619,11 +619,21 @@ const STOPWORDS: [&str; 60] = [
 /// The distinct content words of a text: lower-cased words of three letters or more outside
 /// [`STOPWORDS`], sorted.
 pub(crate) fn content_words(text: &str) -> Vec<String> {
-    let mut words: Vec<String> =
-        text.split(|c: char| !(c.is_alphanumeric() || c == '\'')).map(|w| w.trim_matches('\'').to_lowercase()).filter(|w| w.chars().count() >= 3 && !STOPWORDS.contains(&w.as_str())).collect();
+    distinct_sorted(text.split(|c: char| !(c.is_alphanumeric() || c == '\'')).map(|w| w.trim_matches('\'').to_lowercase()).filter(|w| w.chars().count() >= 3 && !STOPWORDS.contains(&w.as_str())))
+}
+
+/// `words` sorted, each once (the form [`shared`] reads).
+pub(crate) fn distinct_sorted(words: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut words: Vec<String> = words.into_iter().collect();
     words.sort_unstable();
     words.dedup();
     words
+}
+
+/// How far in words a retrieved negative may be from its positive's length (`words`) to count
+/// as length-matched: 2 words, or a fifth of the positive's length when that is more.
+pub(crate) fn length_window(words: usize) -> usize {
+    2.max(words / 5)
 }
 
 /// Words two sorted, distinct lists share.
@@ -686,10 +696,8 @@ pub fn dailydialog_pairs(dialogues: &[crate::dailydialog::DailyDialogue], config
             let mut out = Vec::with_capacity(config.negatives);
             for j in 0..config.negatives {
                 if rng.unit() < config.lexical_share {
-                    let mut context: Vec<String> = content[di][k.saturating_sub(config.history)..k].iter().flatten().cloned().collect();
-                    context.sort_unstable();
-                    context.dedup();
-                    let window = 2.max(target / 5);
+                    let context = distinct_sorted(content[di][k.saturating_sub(config.history)..k].iter().flatten().cloned());
+                    let window = length_window(target);
                     // (in window, shared words, -gap): the largest wins; the first drawn on ties.
                     let mut best: Option<((bool, usize, i64), usize, usize)> = None;
                     for _ in 0..config.lexical_candidates.max(1) {
