@@ -12,7 +12,7 @@ use dialeval_datasets::ddpp;
 use dialeval_datasets::pairs::{DdppPairConfig, TrainingPair, ddpp_context, ddpp_pairs, split_by_group};
 use dialeval_slm_model::Error;
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
-use dialeval_slm_model::data::{SentenceVectors, context_text};
+use dialeval_slm_model::data::{SentenceVectors, VectorInputs, context_text};
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
 use dialeval_slm_model::train::{Graphs, Scorer, TrainConfig, TrainingData, roc_auc, train};
 use dialeval_slm_model::vectors::{CachedSentenceVectors, EmbeddingCache};
@@ -58,6 +58,17 @@ fn temp(name: &str) -> std::path::PathBuf {
     d
 }
 
+/// A token-state cache in `work` holding every text the pretrained head reads of `parts`
+/// (joined contexts and responses, `VectorInputs::texts_of`).
+fn filled_cache(encoder: &PretrainedEncoder, work: &std::path::Path, parts: &[&[TrainingPair]]) -> EmbeddingCache {
+    std::fs::create_dir_all(work).unwrap();
+    let mut cache = EmbeddingCache::open(&work.join("states.bin"), encoder.hidden_size()).unwrap().with_encoder_id(encoder.fingerprint());
+    let texts = VectorInputs::default().texts_of(parts);
+    let texts: Vec<&str> = texts.iter().map(AsRef::as_ref).collect();
+    cache.fill(encoder, &texts, &|_, _| {}).unwrap();
+    cache
+}
+
 /// Vectors claiming to come from another encoder.
 struct Renamed<'a>(CachedSentenceVectors<'a>);
 
@@ -80,13 +91,9 @@ fn pretrained_head_learns_scores_without_graphs_and_refuses_other_encoders() {
     let encoder = PretrainedEncoder::load(&model_dir, &Device::flex()).unwrap();
     let (train_p, dev_p) = pairs();
     let work = temp("run");
-    std::fs::create_dir_all(&work).unwrap();
-    let mut cache = EmbeddingCache::open(&work.join("states.bin"), encoder.hidden_size()).unwrap().with_encoder_id(encoder.fingerprint());
-    let contexts: Vec<String> = train_p.iter().chain(&dev_p).map(context_text).collect();
-    let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(train_p.iter().chain(&dev_p).map(|p| p.response.as_str())).collect();
-    cache.fill(&encoder, &texts, &|_, _| {}).unwrap();
+    let cache = filled_cache(&encoder, &work, &[&train_p, &dev_p]);
     let vectors = CachedSentenceVectors::new(&cache, encoder.fingerprint());
-    let v = vectors.vector(texts[0]).unwrap();
+    let v = vectors.vector(&context_text(&train_p[0])).unwrap();
     assert_eq!(v.len(), 384);
     assert!((v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-4, "unit length");
 
@@ -159,11 +166,7 @@ fn embedding_negatives_are_nearer_their_context_than_random_ones() {
     let (train_p, dev_p) = pairs();
     let all: Vec<TrainingPair> = train_p.into_iter().chain(dev_p).collect();
     let work = temp("retrieval");
-    std::fs::create_dir_all(&work).unwrap();
-    let mut cache = EmbeddingCache::open(&work.join("states.bin"), encoder.hidden_size()).unwrap().with_encoder_id(encoder.fingerprint());
-    let contexts: Vec<String> = all.iter().map(context_text).collect();
-    let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(all.iter().map(|p| p.response.as_str())).collect();
-    cache.fill(&encoder, &texts, &|_, _| {}).unwrap();
+    let cache = filled_cache(&encoder, &work, &[&all]);
     let vectors = CachedSentenceVectors::new(&cache, encoder.fingerprint());
     let config = RetrievedNegatives { embedding_share: 1.0, seed: 2, ..RetrievedNegatives::default() };
     let retrieved = retrieve_negatives(&all, &config, Some(&PairSentenceVectors(vectors))).unwrap();
