@@ -174,3 +174,46 @@ pub fn topical_flag(value: YesNo) -> Option<dialeval_datasets::pairs::TopicalPai
 pub fn human_criteria(items: &[dialeval_datasets::DialogueItem]) -> Vec<(String, Vec<f64>)> {
     dialeval_eval::HumanScores::of(items).qualities.into_iter().map(|(q, v)| (q.name().to_owned(), v.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect())).collect()
 }
+
+/// Writes the data settings to `out/data.json`, or, when a run there has recorded its own, checks
+/// they are the same: a resumed run must train on the data it started on.
+pub fn record_data_settings(out: &std::path::Path, settings: &serde_json::Value) -> Result<(), Box<dyn std::error::Error>> {
+    let path = out.join("data.json");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let recorded: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            if &recorded != settings {
+                return Err(format!("{} records other data settings than these ({recorded} against {settings}): resume with the same flags or give another --out", path.display()).into());
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(out)?;
+            std::fs::write(&path, serde_json::to_string_pretty(settings)?)?;
+            Ok(())
+        }
+        Err(e) => Err(format!("{}: {e}", path.display()).into()),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests fail loudly
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_resumed_run_must_keep_its_data_settings() {
+        let out = std::env::temp_dir().join(format!("dialeval-data-settings-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let settings = json!({"data": "mix", "retrieved_negatives": {"lexical_share": 0.5}});
+        record_data_settings(&out, &settings).unwrap();
+        record_data_settings(&out, &settings).unwrap();
+        let other = json!({"data": "mix", "retrieved_negatives": {"lexical_share": 0.0}});
+        let err = record_data_settings(&out, &other).unwrap_err().to_string();
+        assert!(err.contains("data.json") && err.contains("another --out"), "{err}");
+        std::fs::write(out.join("data.json"), "not json").unwrap();
+        assert!(record_data_settings(&out, &settings).is_err());
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}

@@ -4,15 +4,18 @@
 //! ```text
 //! cargo run --release --example bert_ruber -- train --out DIR [--embeddings bert|static]
 //!     [--representation max_pool|mean_pool|bi_gru] [--objective cross_entropy|ranking]
-//!     [--data mix|positives] [--topical yes|no] [--dailydialog yes|no] [--contexts 2000] [--query-turns 2]
+//!     [--data mix|positives] [--topical yes|no] [--dailydialog yes|no] [--lexical-negatives 0] [--embedding-negatives 0]
+//!     [--contexts 2000] [--query-turns 2]
 //!     [--epochs 10] [--batch 64] [--lr 0.001] [--seed 0] [--encoder DIR] [--shared ../shared]
 //! cargo run --release --example bert_ruber -- score --model DIR [--out REPORT_DIR] [--encoder DIR] [--shared ../shared]
 //! ```
 //! Training triples with `--data mix` (the default): the training mix of
 //! `dialeval_datasets::mix` (DailyDialog++ dev + test with length-matched corpus negatives,
 //! `data_positives.json` with length-matched sampled negatives, Topical-Chat next-turn pairs
-//! unless `--topical no`), each positive with a negative of its own context in turn; dev: the
-//! mix's dev contexts. With `--data positives`: each positive response of the first `--contexts` contexts of
+//! unless `--topical no`), each positive with a negative of its own context in turn, and with
+//! `--lexical-negatives P` / `--embedding-negatives P` a share P of the positives once more
+//! against a negative retrieved for it (`dialeval_datasets::negatives`); dev: the mix's dev
+//! contexts. The data settings are written to `DIR/data.json`; a run restarted with other ones is refused. With `--data positives`: each positive response of the first `--contexts` contexts of
 //! `data_positives.json` with a positive of another context as the sampled negative; dev: 300
 //! contexts of `dev.json`, positives against the corpus's random negatives; both honour
 //! `overlap_exclude_ids.tsv`. Token states of MiniLM (`scripts/fetch_minilm.sh`) are cached in
@@ -30,12 +33,16 @@ use std::process::ExitCode;
 
 use crate::support::YesNo;
 use crate::support::{Progress, embedding_cache};
+use dialeval_datasets::negatives::{RetrievedNegatives, retrieve_negatives};
+use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use dialeval_eval::families::BertRuberFamily;
-use dialeval_eval::models::{CheckpointIdentity, Compute, EncoderSide, default_cache_dir, mix_triples, positives_triples};
+use dialeval_eval::models::{CheckpointIdentity, Compute, EncoderSide, default_cache_dir, mix_triples, positives_triples, retrieved_triples};
 use dialeval_eval::write::summary_markdown;
 use dialeval_eval::{Evaluation, Event};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
+use dialeval_slm_model::data::{PairSentenceVectors, context_text};
 use dialeval_slm_model::ruber::{Embeddings, Objective, Representation, RuberConfig, RuberData, RuberScorer, train_unreferenced};
+use dialeval_slm_model::vectors::{CachedSentenceVectors, EmbeddingCache};
 use serde_json::json;
 
 #[derive(Debug, clap::Parser)]
@@ -123,6 +130,16 @@ struct TrainArgs {
     /// the mix's test split.
     #[arg(long, value_enum, default_value_t = YesNo::No)]
     dailydialog: YesNo,
+    /// mix: share of training positives given one more triple, against a retrieved negative:
+    /// of 64 responses of other contexts or conversations within a length window of the
+    /// positive, the one sharing most content words with its context (as GRADE and DEB
+    /// retrieve theirs). Added to the mix's triples; dev and test keep theirs.
+    #[arg(long, default_value_t = 0.0)]
+    lexical_negatives: f64,
+    /// mix: share of training positives given one more triple, against the response of 64 such
+    /// whose sentence vector (the encoder's, mean-pooled) is nearest the joined context's.
+    #[arg(long, default_value_t = 0.0)]
+    embedding_negatives: f64,
     /// positives: contexts of data_positives.json used.
     #[arg(long, default_value_t = 2000)]
     contexts: usize,
@@ -203,6 +220,11 @@ fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error
                 ..RuberConfig::default()
             };
             let out = &t.out;
+            let retrieved = RetrievedNegatives { lexical_share: t.lexical_negatives, embedding_share: t.embedding_negatives, seed: t.seed, ..RetrievedNegatives::default() };
+            if retrieved.any() && t.data != Data::Mix {
+                return Err("--lexical-negatives and --embedding-negatives apply to --data mix".into());
+            }
+            let mut cache = embedding_cache(&encoder)?;
             let mut test_pairs = Vec::new();
             let (train, dev) = match t.data {
                 Data::Mix => {
@@ -222,12 +244,23 @@ fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error
                         &[],
                     )?;
                     test_pairs = mix.test;
-                    (mix_triples(&mix.train, &config), mix_triples(&mix.dev, &config))
+                    let mut train = mix_triples(&mix.train, &config);
+                    if retrieved.any() {
+                        let extra = retrieve_negatives(&mix.train, &retrieved, Some(&pair_vectors(&encoder, &mut cache, &mix.train, retrieved)?))?;
+                        eprintln!(
+                            "bert_ruber: retrieved {} lexical and {} embedding negatives for {} training triples",
+                            extra.iter().filter(|p| p.kind == PairKind::LexicalNegative).count(),
+                            extra.iter().filter(|p| p.kind == PairKind::EmbeddingNegative).count(),
+                            train.len()
+                        );
+                        train.extend(retrieved_triples(&mix.train, &extra, &config)?);
+                    }
+                    (train, mix_triples(&mix.dev, &config))
                 }
                 Data::Positives => positives_triples(&shared.join("data/dailydialog-plusplus"), &config, t.contexts)?,
             };
+            crate::support::record_data_settings(out, &json!({ "data": format!("{:?}", t.data).to_lowercase(), "retrieved_negatives": retrieved }))?;
             eprintln!("bert_ruber: {} training triples, {} dev triples", train.len(), dev.len());
-            let mut cache = embedding_cache(&encoder)?;
             let texts: Vec<&str> = train.iter().chain(&dev).flat_map(|t| [t.query.as_str(), t.positive.as_str(), t.negative.as_str()].into_iter().chain(t.knowledge.as_deref())).collect();
             if config.knowledge {
                 let grounded = train.iter().filter(|t| t.knowledge.is_some()).count();
@@ -252,8 +285,7 @@ fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error
                 let pairs: Vec<(&str, &str)> = queries.iter().map(String::as_str).zip(test_pairs.iter().map(|p| p.response.as_str())).collect();
                 let scores = RuberScorer::load(out, device.clone())?.score(&cache, &pairs)?;
                 let auc = |kind| dialeval_slm_model::train::auc_against(&test_pairs, &scores, kind).ok();
-                let labels: Vec<u8> = test_pairs.iter().map(dialeval_datasets::pairs::TrainingPair::label).collect();
-                use dialeval_datasets::pairs::PairKind;
+                let labels: Vec<u8> = test_pairs.iter().map(TrainingPair::label).collect();
                 let test = json!({"pairs": test_pairs.len(), "auc": dialeval_common::roc_auc(&scores, &labels).ok(), "auc_random": auc(PairKind::RandomNegative), "auc_adversarial": auc(PairKind::AdversarialNegative)});
                 std::fs::write(out.join("test.json"), serde_json::to_string_pretty(&test)?)?;
                 println!("{}", json!({ "test": test }));
@@ -284,4 +316,23 @@ fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error
         }
     }
     Ok(())
+}
+
+/// The sentence vectors retrieval reads, over `cache`: for embedding negatives, the joined
+/// contexts and the responses of `pairs`' positives are encoded into it first (lexical ones read
+/// none).
+fn pair_vectors<'a>(
+    encoder: &'a PretrainedEncoder,
+    cache: &'a mut EmbeddingCache,
+    pairs: &[TrainingPair],
+    retrieved: RetrievedNegatives,
+) -> Result<PairSentenceVectors<CachedSentenceVectors<'a>>, Box<dyn std::error::Error>> {
+    if retrieved.embedding_share > 0.0 {
+        let contexts: Vec<String> = pairs.iter().filter(|p| p.kind == PairKind::Positive).map(context_text).collect();
+        let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(pairs.iter().filter(|p| p.kind == PairKind::Positive).map(|p| p.response.as_str())).collect();
+        let bar = Progress::new("embedding for retrieval");
+        cache.fill(encoder, &texts, &|done, total| bar.update(done, total))?;
+        bar.finish();
+    }
+    Ok(PairSentenceVectors(CachedSentenceVectors::new(cache, encoder.fingerprint())))
 }

@@ -225,27 +225,6 @@ fn graph_bands(scorer: &Scorer, pairs: &[TrainingPair], vectors: Option<&dyn Sen
     Ok(serde_json::Value::Object(out))
 }
 
-/// Writes the data settings to `out/data.json`, or, when a run there has recorded its own, checks
-/// they are the same: a resumed run must train on the data it started on.
-fn record_data_settings(out: &std::path::Path, settings: &serde_json::Value) -> Result<(), Box<dyn std::error::Error>> {
-    let path = out.join("data.json");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let recorded: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-            if &recorded != settings {
-                return Err(format!("{} records other data settings than these ({recorded} against {settings}): resume with the same flags or give another --out", path.display()).into());
-            }
-            Ok(())
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(out)?;
-            std::fs::write(&path, serde_json::to_string_pretty(settings)?)?;
-            Ok(())
-        }
-        Err(e) => Err(format!("{}: {e}", path.display()).into()),
-    }
-}
-
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (shared, out, mode, seed, limit, text_encoder) = (&args.shared, &args.out, args.mode, args.seed, args.limit, args.text_encoder);
     if args.data != Data::Mix && args.context_turns != 2 {
@@ -379,7 +358,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         let dropped = drop_negatives(&mut train_pairs, &args.drop_negatives);
         eprintln!("train_slm: {dropped} training negatives of {:?} left out", args.drop_negatives);
     }
-    record_data_settings(out, &data_settings)?;
+    crate::support::record_data_settings(out, &data_settings)?;
     // What the model reads: under the complete-graph rule (which its featuriser applies, in
     // scoring too) a pair with some of its graphs reads none.
     let read = |pairs: &[TrainingPair]| {
@@ -415,25 +394,4 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     std::fs::write(out.join("test.json"), serde_json::to_string_pretty(&test)?)?;
     println!("{}", json!({ "test": test }));
     Ok(())
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests fail loudly
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_resumed_run_must_keep_its_data_settings() {
-        let out = std::env::temp_dir().join(format!("dialeval-data-settings-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&out);
-        let settings = json!({"data": "mix", "retrieved_negatives": {"lexical_share": 0.5}});
-        record_data_settings(&out, &settings).unwrap();
-        record_data_settings(&out, &settings).unwrap();
-        let other = json!({"data": "mix", "retrieved_negatives": {"lexical_share": 0.0}});
-        let err = record_data_settings(&out, &other).unwrap_err().to_string();
-        assert!(err.contains("data.json") && err.contains("another --out"), "{err}");
-        std::fs::write(out.join("data.json"), "not json").unwrap();
-        assert!(record_data_settings(&out, &settings).is_err());
-        let _ = std::fs::remove_dir_all(&out);
-    }
 }

@@ -146,6 +146,25 @@ pub fn mix_triples(pairs: &[TrainingPair], config: &RuberConfig) -> Vec<Triple> 
     out
 }
 
+/// BERT-RUBER triples of negatives retrieved for the positives of `pairs`
+/// ([`dialeval_datasets::negatives::retrieve_negatives`]): each retrieved negative against the
+/// positive it was retrieved for (its id is that positive's id with `/lexical` or `/embedding`
+/// appended), with the positive's query and knowledge. They come on top of [`mix_triples`]'
+/// triples, so a positive with a retrieved negative is seen against both.
+///
+/// # Errors
+/// [`Error::Config`] for a retrieved negative whose positive is not among `pairs` (named by id).
+pub fn retrieved_triples(pairs: &[TrainingPair], retrieved: &[TrainingPair], config: &RuberConfig) -> Result<Vec<Triple>> {
+    let positives: std::collections::HashMap<&str, &TrainingPair> = pairs.iter().filter(|p| p.label() == 1).map(|p| (p.id.as_str(), p)).collect();
+    retrieved
+        .iter()
+        .map(|n| {
+            let positive = n.id.rsplit_once('/').and_then(|(id, _)| positives.get(id)).ok_or_else(|| Error::Config(format!("retrieved negative {} names no positive of the training pairs", n.id)))?;
+            Ok(Triple { query: config.query(&positive.context), positive: positive.response.clone(), negative: n.response.clone(), knowledge: positive.knowledge.clone() })
+        })
+        .collect()
+}
+
 /// One triple per positive of each context, against the context's random negative in turn
 /// (DailyDialog++'s released negatives).
 pub fn random_negative_triples(context: &ddpp::DdppContext, config: &RuberConfig) -> impl Iterator<Item = Triple> {
@@ -189,4 +208,66 @@ pub fn positives_triples(ddpp_dir: &Path, config: &RuberConfig, contexts: usize)
     let train = sampled_triples(&positives, config, config.seed);
     let dev = dev_contexts.iter().flat_map(|c| random_negative_triples(c, config)).collect();
     Ok((train, dev))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests fail loudly
+mod tests {
+    use super::*;
+    use dialeval_datasets::negatives::{RetrievedNegatives, retrieve_negatives};
+    use dialeval_datasets::pairs::PairKind;
+
+    fn pair(id: &str, context: &str, response: &str, kind: PairKind) -> TrainingPair {
+        TrainingPair { id: id.into(), context: vec!["hello there".into(), context.into()], response: response.into(), kind, context_amr: vec![None, None], response_amr: None, knowledge: None }
+    }
+
+    fn pairs() -> Vec<TrainingPair> {
+        vec![
+            pair("a/positive/0", "do you like jazz music", "i love jazz", PairKind::Positive),
+            pair("a/positive/1", "do you like jazz music", "not really my thing", PairKind::Positive),
+            pair("a/random/0", "do you like jazz music", "the bus was late", PairKind::RandomNegative),
+            pair("b/positive/0", "where is the station", "turn left at the bank", PairKind::Positive),
+            pair("c/positive/0", "what music do you play", "mostly jazz music", PairKind::Positive),
+            pair("c/random/0", "what music do you play", "i ate soup", PairKind::RandomNegative),
+        ]
+    }
+
+    #[test]
+    fn mix_triples_pair_each_positive_with_a_negative_of_its_own_context() {
+        let config = RuberConfig { query_turns: 1, ..RuberConfig::default() };
+        let triples = mix_triples(&pairs(), &config);
+        let seen: Vec<(&str, &str, &str)> = triples.iter().map(|t| (t.query.as_str(), t.positive.as_str(), t.negative.as_str())).collect();
+        assert_eq!(
+            seen,
+            [
+                ("do you like jazz music", "i love jazz", "the bus was late"),
+                ("do you like jazz music", "not really my thing", "the bus was late"),
+                ("what music do you play", "mostly jazz music", "i ate soup"),
+            ],
+            "b has no negative, so no triple"
+        );
+    }
+
+    #[test]
+    fn retrieved_negatives_stand_against_the_positive_they_were_retrieved_for() {
+        let config = RuberConfig { query_turns: 2, ..RuberConfig::default() };
+        let mut training = pairs();
+        training[0].knowledge = Some("jazz is a genre".into());
+        let retrieved = retrieve_negatives(&training, &RetrievedNegatives { lexical_share: 1.0, ..RetrievedNegatives::default() }, None).unwrap();
+        let triples = retrieved_triples(&training, &retrieved, &config).unwrap();
+        assert_eq!(triples.len(), retrieved.len());
+        assert_eq!(triples.len(), 4, "one per positive");
+        // a's first positive: its query (two turns), its knowledge, and the response of another
+        // group that shares most with its context ("jazz", "music").
+        let first = &triples[0];
+        assert_eq!((first.query.as_str(), first.positive.as_str(), first.negative.as_str()), ("hello there do you like jazz music", "i love jazz", "mostly jazz music"));
+        assert_eq!(first.knowledge.as_deref(), Some("jazz is a genre"));
+        for (t, n) in triples.iter().zip(&retrieved) {
+            assert_eq!(t.negative, n.response);
+            assert_ne!(t.positive, t.negative);
+        }
+        // A negative whose positive is not among the pairs is an error naming it.
+        let err = retrieved_triples(&training[3..], &retrieved, &config).unwrap_err().to_string();
+        assert!(err.contains("a/positive/0/lexical"), "{err}");
+    }
 }
