@@ -198,7 +198,7 @@ with tempfile.TemporaryDirectory() as tmp:
             sys.exit(f"FAILED: evaluate recomputed {family} after the restart: {second.stderr}")
     report = json.loads((Path(tmp) / "correlations.json").read_text())
     metrics = {r["metric"] for r in report["turn_level"]["rows"]}
-    want = {"Length (words)", "BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1", "BERT-RUBER-unref", "BERT-RUBER-ref", "SLM", "Smatch"}
+    want = {"Length (words)", "NIDF", "BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1", "BERT-RUBER-unref", "BERT-RUBER-ref", "SLM", "Smatch"}
     if not want <= metrics:
         sys.exit(f"FAILED: evaluate report lacks {want - metrics}")
     for family in ("slm", "bert_ruber"):

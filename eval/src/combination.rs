@@ -1,15 +1,18 @@
-//! A fixed combination of the learned reference-free scores and a referenced one, fitted to no
-//! human rating: each part's scores are rank-normalised over the corpus (average ranks divided
-//! by the number of items the part scores, so in (0, 1]), and an item's combined score is the
-//! mean of the parts it has.
+//! A fixed combination of the learned reference-free scores, a referenced one and the
+//! response's specificity, fitted to no human rating: each part's scores are rank-normalised
+//! over the corpus (average ranks divided by the number of items the part scores, so in
+//! (0, 1]), and an item's combined score is the mean of the parts it has.
 //!
 //! [`COMBINED`] = mean of the ranks of [`COMBINED_PARTS`]: the SLM, BERT-RUBER's unreferenced
-//! score and Greedy Matching. An item without a reference (FED, a human response) is scored by
-//! its reference-free parts alone, and so is a corpus without any (its embedding family runs
-//! and scores nothing); a part whose family was left out (`--skip`) leaves the combination
-//! out. The rule was chosen once among six candidates on USR-PersonaChat and FED together
-//! (best mean Spearman with Overall over the two sets, with the BERT-RUBER checkpoint shipped
-//! then; see the README) and is frozen: it takes no parameter.
+//! score (relatedness to the context), Greedy Matching (closeness to the references) and NIDF
+//! (specificity, `dialeval_metrics::specificity`; the likability side of USL-H's
+//! decomposition, which no other part measures). An item without a reference (FED, a human
+//! response) is scored by its reference-free parts alone, and so is a corpus without any (its
+//! embedding family runs and scores nothing); a part whose family was left out (`--skip`)
+//! leaves the combination out. The three-part rule was chosen once among six candidates on
+//! USR-PersonaChat and FED together (best mean Spearman with Overall over the two sets, with
+//! the BERT-RUBER checkpoint shipped then); NIDF joined it as a fourth equal part in round 3
+//! (issue 43; both measured in the README). It takes no parameter and no weight.
 //!
 //! Like BERT-RUBER's hybrids, the combination is relative to the corpus scored, so it is
 //! computed over the whole table (after every chunk, and again after a merge of shards), never
@@ -24,10 +27,10 @@ use crate::table::{Column, MetricName, ScoreTable};
 pub const COMBINED: &str = "Combined";
 
 /// The metrics [`COMBINED`] averages, by rank.
-pub const COMBINED_PARTS: [&str; 3] = ["SLM", "BERT-RUBER-unref", "Greedy-Matching"];
+pub const COMBINED_PARTS: [&str; 4] = ["SLM", "BERT-RUBER-unref", "Greedy-Matching", "NIDF"];
 
 /// The families that make [`COMBINED_PARTS`], in the same order.
-pub const COMBINED_FAMILIES: [&str; 3] = ["slm", "bert_ruber", "embedding"];
+pub const COMBINED_FAMILIES: [&str; 4] = ["slm", "bert_ruber", "embedding", "specificity"];
 
 /// Each defined cell's average rank among the defined cells, divided by their count (in
 /// (0, 1]); undefined cells stay undefined.
@@ -101,15 +104,16 @@ mod tests {
         let slm = column("SLM", &[Some(0.9), Some(0.1), Some(0.5), None]);
         let unref = column("BERT-RUBER-unref", &[Some(0.2), Some(0.1), Some(0.3), None]);
         let greedy = column("Greedy-Matching", &[Some(0.7), Some(0.8), None, None]);
+        let nidf = column("NIDF", &[Some(0.4), Some(0.6), Some(0.5), None]);
         let mut table = ScoreTable::new(4);
-        for c in [slm.clone(), unref.clone(), greedy] {
+        for c in [slm.clone(), unref.clone(), greedy, nidf] {
             table.push(c).unwrap();
         }
         let all = |_: &str| true;
         let out = with_combined(table, all).unwrap();
         let combined = out.column(&MetricName::new(COMBINED)).unwrap();
-        // ranks: SLM 1, 1/3, 2/3; unref 2/3, 1/3, 1; greedy 1/2, 1 (of two).
-        let want = [(1.0 + 2.0 / 3.0 + 0.5) / 3.0, (1.0 / 3.0 + 1.0 / 3.0 + 1.0) / 3.0, (2.0 / 3.0 + 1.0) / 2.0];
+        // ranks: SLM 1, 1/3, 2/3; unref 2/3, 1/3, 1; greedy 1/2, 1 (of two); NIDF 1/3, 1, 2/3.
+        let want = [(1.0 + 2.0 / 3.0 + 0.5 + 1.0 / 3.0) / 4.0, (1.0 / 3.0 + 1.0 / 3.0 + 1.0 + 1.0) / 4.0, (2.0 / 3.0 + 1.0 + 2.0 / 3.0) / 3.0];
         for (got, want) in combined.values.iter().zip(want) {
             assert!((got.unwrap() - want).abs() < 1e-12, "{got:?} vs {want}");
         }
@@ -124,7 +128,9 @@ mod tests {
         partial.push(unref.clone()).unwrap();
         partial.push(combined.clone()).unwrap();
         assert!(with_combined(partial.clone(), |f| f != "embedding").unwrap().column(&MetricName::new(COMBINED)).is_none());
-        // The embedding family ran but no item had a reference: the reference-free parts alone.
+        assert!(with_combined(partial.clone(), |f| f != "specificity").unwrap().column(&MetricName::new(COMBINED)).is_none());
+        // The embedding family ran but no item had a reference (and NIDF scored none): the
+        // reference-free parts alone.
         let free = with_combined(partial, all).unwrap();
         let values = &free.column(&MetricName::new(COMBINED)).unwrap().values;
         assert_eq!(values[0], Some((1.0 + 2.0 / 3.0) / 2.0));

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use dialeval_common::Criterion;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::{DialogueItem, Rating};
-use dialeval_eval::families::{EmbeddingFamily, LengthFamily, LexicalFamily, MemoEmbedder, SmatchFamily};
+use dialeval_eval::families::{EmbeddingFamily, LengthFamily, LexicalFamily, MemoEmbedder, SmatchFamily, SpecificityFamily};
 use dialeval_eval::{FamilyStatus, Pipeline, Report};
 
 mod common;
@@ -115,6 +115,7 @@ fn hostile_graphs_blank_texts_and_huge_ratings_leave_named_empty_cells() {
     let mut huge = rated(item("huge-rating", "hi", "we stayed home and more", "we stayed home"), 0.0);
     huge.ratings[0].scores = vec![Some(1e308), Some(1e308)];
     items.push(huge);
+    items.push(rated(item("wordless-response", "really?", "?!...", "we stayed home"), 2.0));
     index.attach(&mut items);
     // A response graph as deep, given inline (as a JSONL corpus may): the item's Smatch cell is
     // empty and named; nothing overflows the stack.
@@ -122,6 +123,7 @@ fn hostile_graphs_blank_texts_and_huge_ratings_leave_named_empty_cells() {
 
     let mut pipeline = Pipeline::new();
     pipeline.add(LengthFamily);
+    pipeline.add(SpecificityFamily::new().unwrap());
     pipeline.add(LexicalFamily::new().unwrap());
     pipeline.add(EmbeddingFamily::new(Arc::new(MemoEmbedder::new(WordHash, "word-hash"))));
     pipeline.add(SmatchFamily::new(&index, std::slice::from_ref(&amr), Default::default()).unwrap());
@@ -130,24 +132,27 @@ fn hostile_graphs_blank_texts_and_huge_ratings_leave_named_empty_cells() {
     let column = |m: &str| done.table.columns().iter().find(|c| c.metric.as_str() == m).unwrap().values.clone();
     assert!(column("Smatch")[0].is_some());
     assert_eq!(column("Smatch")[8], None, "the deep response graph");
-    for metric in ["Length (words)", "BLEU-4", "BERTScore-F1", "Smatch"] {
+    for metric in ["Length (words)", "NIDF", "BLEU-4", "BERTScore-F1", "Smatch"] {
         assert_eq!(column(metric)[9], None, "{metric}: a blank response is an empty cell");
     }
+    assert_eq!(column("NIDF")[12], None, "a response without a word has no specificity");
+    assert!(column("NIDF")[..9].iter().all(|v| v.is_some_and(|v| (0.0..=1.0).contains(&v))));
     let notes = |family: &str| done.runs.iter().find(|r| r.family == family).unwrap().notes.join("\n");
     assert!(notes("smatch").contains("deep-response: response graph: graph nested deeper than 512 levels"), "{}", notes("smatch"));
     assert!(notes("smatch").contains("refs.amr.txt:1") && notes("smatch").contains("deep-ref"), "{}", notes("smatch"));
-    for family in ["length", "lexical", "embedding", "smatch"] {
+    for family in ["length", "specificity", "lexical", "embedding", "smatch"] {
         assert!(notes(family).contains("1 items with an empty response are not scored: blank-response"), "{family}: {}", notes(family));
     }
-    // The huge ratings are kept (their mean is 1e308, not infinity): every output has n = 12.
+    assert!(notes("specificity").contains("1 items whose response has no word are not scored: wordless-response"), "{}", notes("specificity"));
+    // The huge ratings are kept (their mean is 1e308, not infinity): every output has n = 13.
     let human = done.human.qualities.iter().find(|(q, _)| q.name() == "Overall").unwrap();
     assert_eq!(human.1[11], Some(1e308));
     let out = dir.join("out");
     done.write(&out).unwrap();
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("correlations.json")).unwrap()).unwrap();
     let length_rows: Vec<&serde_json::Value> = json["turn_level"]["rows"].as_array().unwrap().iter().filter(|r| r["metric"] == "Length (words)" && r["criterion"] == "Overall").collect();
-    assert!(!length_rows.is_empty() && length_rows.iter().all(|r| r["n"] == 11), "the blank response is the one item left out: {length_rows:?}");
+    assert!(!length_rows.is_empty() && length_rows.iter().all(|r| r["n"] == 12), "the blank response is the one item left out: {length_rows:?}");
     let md = std::fs::read_to_string(out.join("correlations.md")).unwrap();
-    assert!(md.contains("n = 11") || md.contains("| 11 |"), "{md}");
+    assert!(md.contains("n = 12") || md.contains("| 12 |"), "{md}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,7 +4,8 @@
 //!
 //! - [`correlation`]: Pearson, Spearman, Kendall tau-b with scipy 1.17's p-values;
 //! - [`special`]: the distribution functions behind them;
-//! - [`describe`]: mean ± sample standard deviation over repeated runs ([`describe::MeanSd`]).
+//! - [`describe`]: mean ± sample standard deviation over repeated runs ([`describe::MeanSd`]);
+//! - [`specificity`]: NIDF, a response's mean normalised IDF over a bundled DailyDialog table.
 
 pub mod correlation;
 pub mod describe;
@@ -13,6 +14,7 @@ mod error;
 pub mod inference;
 pub mod report;
 pub mod special;
+pub mod specificity;
 pub mod text;
 
 pub use error::{Error, Result};

@@ -116,8 +116,8 @@ struct Args {
     /// Train the learned scorers afresh on the bundled DailyDialog++ dev data instead of using the shipped checkpoints.
     #[arg(global = true, long)]
     retrain: bool,
-    /// Families to leave out: length, lexical, embedding, context_cosine, bert_ruber, slm,
-    /// smatch, llm.
+    /// Families to leave out: length, specificity, lexical, embedding, context_cosine, bert_ruber, slm,
+    /// fine_tuned, smatch, llm.
     #[arg(global = true, long, value_delimiter = ',', value_parser = family_name)]
     skip: Vec<FamilyName>,
     /// How the embedding metrics, BERT-RUBER's referenced score and Smatch combine several

@@ -6,6 +6,7 @@ pub mod correlate;
 pub mod dataset_stats;
 pub mod evaluate;
 pub mod fine_tune;
+pub mod idf_table;
 pub mod llm_judge;
 pub mod multiref_ddpp;
 pub mod penman;
@@ -32,7 +33,7 @@ pub struct Command {
 }
 
 /// Every subcommand, in the order `dialeval --help` lists them.
-pub const COMMANDS: [Command; 15] = [
+pub const COMMANDS: [Command; 16] = [
     Command { name: "evaluate", about: "score a corpus with every metric and correlate each with the human ratings (the main job)", prefix: &[], run: evaluate::main::<Vec<OsString>> },
     Command { name: "merge", about: "build the report of a corpus from its shards' folders (`evaluate --shard k/n`)", prefix: &["merge"], run: evaluate::main::<Vec<OsString>> },
     Command { name: "smatch", about: "Smatch between two PENMAN files, graphs paired by position", prefix: &[], run: smatch::main::<Vec<OsString>> },
@@ -47,6 +48,7 @@ pub const COMMANDS: [Command; 15] = [
     Command { name: "train-ruber", about: "train BERT-RUBER's unreferenced model", prefix: &[], run: bert_ruber::train_main::<Vec<OsString>> },
     Command { name: "fine-tune", about: "fine-tune the text encoder over context and response as one input", prefix: &[], run: fine_tune::main::<Vec<OsString>> },
     Command { name: "score-ruber", about: "score USR-PersonaChat with a BERT-RUBER checkpoint", prefix: &[], run: bert_ruber::score_main::<Vec<OsString>> },
+    Command { name: "idf-table", about: "NIDF's document-frequency table from the DailyDialog train split", prefix: &[], run: idf_table::main::<Vec<OsString>> },
     Command { name: "multiref-ddpp", about: "DailyDialog++ leave-one-out: each referenced metric with one reference and with several", prefix: &[], run: multiref_ddpp::main::<Vec<OsString>> },
 ];
 

@@ -15,6 +15,7 @@ pub mod ruber;
 #[cfg(feature = "slm")]
 pub mod slm;
 pub mod smatch;
+pub mod specificity;
 
 #[cfg(feature = "slm")]
 pub use context_cosine::ContextCosineFamily;
@@ -30,3 +31,4 @@ pub use ruber::BertRuberFamily;
 #[cfg(feature = "slm")]
 pub use slm::SlmFamily;
 pub use smatch::SmatchFamily;
+pub use specificity::{NIDF, SpecificityFamily};

@@ -10,7 +10,7 @@ use dialeval_datasets::amr::AmrIndex;
 use dialeval_metrics::embedding::MultiRef;
 
 use crate::error::{Error, Result};
-use crate::families::{LengthFamily, LexicalFamily, SmatchFamily};
+use crate::families::{LengthFamily, LexicalFamily, SmatchFamily, SpecificityFamily};
 use crate::family::MetricFamily;
 use crate::models::{Built, ModelBundle, ModelSource};
 use crate::pipeline::Pipeline;
@@ -20,6 +20,8 @@ use crate::pipeline::Pipeline;
 pub enum FamilyName {
     /// Response length.
     Length,
+    /// The response's specificity (NIDF).
+    Specificity,
     /// BLEU, ROUGE, METEOR.
     Lexical,
     /// BERTScore and the embedding-average metrics.
@@ -40,12 +42,13 @@ pub enum FamilyName {
 
 impl FamilyName {
     /// Every family, in the order they run.
-    pub const ALL: [Self; 9] = [Self::Length, Self::Lexical, Self::Embedding, Self::ContextCosine, Self::BertRuber, Self::Slm, Self::FineTuned, Self::Smatch, Self::Llm];
+    pub const ALL: [Self; 10] = [Self::Length, Self::Specificity, Self::Lexical, Self::Embedding, Self::ContextCosine, Self::BertRuber, Self::Slm, Self::FineTuned, Self::Smatch, Self::Llm];
 
     /// The name used in flags, caches and reports (`bert_ruber`).
     pub fn name(self) -> &'static str {
         match self {
             Self::Length => "length",
+            Self::Specificity => "specificity",
             Self::Lexical => "lexical",
             Self::Embedding => "embedding",
             Self::ContextCosine => "context_cosine",
@@ -130,6 +133,7 @@ pub fn add_families<L: MetricFamily + 'static>(pipeline: &mut Pipeline, bundle: 
         let epochs = |e, s, n| (observe.epochs)(name, e, s, n);
         match name {
             FamilyName::Length => add(pipeline, name, Built::Ready(LengthFamily)),
+            FamilyName::Specificity => add(pipeline, name, Built::Ready(SpecificityFamily::new()?)),
             FamilyName::Lexical => add(pipeline, name, Built::Ready(LexicalFamily::new()?)),
             FamilyName::Embedding => add(pipeline, name, bundle.embedding()),
             FamilyName::ContextCosine => add(pipeline, name, bundle.context_cosine()),

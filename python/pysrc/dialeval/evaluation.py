@@ -25,7 +25,7 @@ from ._dialeval import InputError
 
 __all__ = ["Report", "evaluate"]
 
-FAMILIES = ("length", "lexical", "embedding", "context_cosine", "bert_ruber", "slm", "fine_tuned", "smatch", "llm")
+FAMILIES = ("length", "specificity", "lexical", "embedding", "context_cosine", "bert_ruber", "slm", "fine_tuned", "smatch", "llm")
 
 
 @dataclass(frozen=True)
