@@ -49,3 +49,20 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     );
     Ok(())
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests fail loudly
+mod tests {
+    use super::*;
+
+    /// The bundled table is this command's output on the DailyDialog train split of ../shared.
+    #[test]
+    fn the_bundled_table_is_remade_from_the_train_split() {
+        let Some(shared) = dialeval_testkit::shared_dir() else { return };
+        let out = std::env::temp_dir().join(format!("dialeval-idf-{}.tsv", std::process::id()));
+        run(&Args { shared, min_df: 2, out: out.clone() }).unwrap();
+        let made = std::fs::read_to_string(&out).unwrap();
+        let _ = std::fs::remove_file(&out);
+        assert!(made == IdfTable::dailydialog_text(), "metrics/data/dailydialog-train.df.tsv differs from `dialeval idf-table` output: remake it");
+    }
+}
