@@ -17,6 +17,7 @@ use dialeval_metrics::correlation::{Correlation, CorrelationKind, CorrelationOpt
 use dialeval_metrics::text::bleu::{Bleu, BleuConfig};
 use dialeval_metrics::text::meteor::{Meteor, MeteorParams};
 use dialeval_metrics::text::rouge::{Rouge, RougeVariant, Stemming};
+use dialeval_metrics::specificity::IdfTable;
 use dialeval_metrics::text::wordnet::WordNet;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -160,6 +161,19 @@ fn meteor(py: Python<'_>, hypothesis: &str, references: References) -> PyResult<
     let scorer = meteor_scorer()?;
     let refs = references.texts();
     py.detach(|| scorer.score(hypothesis, &refs)).map_err(metrics_error)
+}
+
+fn nidf_table() -> PyResult<&'static IdfTable> {
+    static TABLE: OnceLock<IdfTable> = OnceLock::new();
+    once(&TABLE, || IdfTable::dailydialog().map_err(metrics_error))
+}
+
+/// The response's specificity, NIDF (See et al. 2019): the mean normalised IDF of its words over
+/// the bundled DailyDialog train table, in [0, 1]; `None` for a text without a word.
+#[pyfunction]
+fn nidf(py: Python<'_>, text: &str) -> PyResult<Option<f64>> {
+    let table = nidf_table()?;
+    Ok(py.detach(|| table.nidf(text)))
 }
 
 /// A correlation as scipy.stats returns it: `statistic`, `pvalue` (and `n`, the pairs used);
@@ -336,6 +350,7 @@ fn _dialeval(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(corpus_bleu, m)?,
         wrap_pyfunction!(rouge_l, m)?,
         wrap_pyfunction!(meteor, m)?,
+        wrap_pyfunction!(nidf, m)?,
         wrap_pyfunction!(pearson, m)?,
         wrap_pyfunction!(spearman, m)?,
         wrap_pyfunction!(kendall, m)?,

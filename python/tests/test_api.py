@@ -21,6 +21,13 @@ def test_the_readme_call_and_reference_layouts():
     assert abs(f - 2 * p * r / (p + r)) < 1e-12
 
 
+def test_nidf_ranks_generic_replies_below_specific_ones():
+    generic, specific = metrics.nidf("I don't know."), metrics.nidf("My grandmother grows tomatoes in her greenhouse.")
+    assert 0.0 <= generic < 0.2 and 0.4 < specific <= 1.0, (generic, specific)
+    assert metrics.nidf("I DON'T know!!") == generic, "case and punctuation do not count"
+    assert metrics.nidf(" ?! ") is None, "no word, no score"
+
+
 def test_statistics_unpack_like_scipy_and_take_numpy():
     np = pytest.importorskip("numpy")
     r, p = stats.spearman(np.arange(10.0), np.arange(10.0) ** 2)

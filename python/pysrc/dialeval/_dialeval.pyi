@@ -49,6 +49,8 @@ def rouge_l(hypothesis: str, references: Union[str, Sequence[str]], *, stemming:
     """rouge-score's ROUGE-L against the best reference."""
 def meteor(hypothesis: str, references: Union[str, Sequence[str]]) -> float:
     """nltk's ``meteor_score`` over lower-cased whitespace tokens."""
+def nidf(text: str) -> Optional[float]:
+    """NIDF specificity (See et al. 2019) over the bundled DailyDialog table, in [0, 1]; ``None`` without a word."""
 def pearson(x: Numbers, y: Numbers, *, nan_policy: str = "propagate") -> SignificanceResult:
     """``scipy.stats.pearsonr``."""
 def spearman(x: Numbers, y: Numbers, *, nan_policy: str = "propagate") -> SignificanceResult:
