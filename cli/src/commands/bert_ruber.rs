@@ -36,11 +36,11 @@ use crate::support::{Progress, embedding_cache};
 use dialeval_datasets::negatives::{RetrievedNegatives, retrieve_negatives};
 use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use dialeval_eval::families::BertRuberFamily;
-use dialeval_eval::models::{CheckpointIdentity, Compute, EncoderSide, default_cache_dir, mix_triples, positives_triples, retrieved_triples};
+use dialeval_eval::models::{CheckpointIdentity, Compute, EncoderSide, default_cache_dir, fill_pair_texts, mix_triples, positives_triples, retrieved_triples};
 use dialeval_eval::write::summary_markdown;
 use dialeval_eval::{Evaluation, Event};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
-use dialeval_slm_model::data::{PairSentenceVectors, context_text};
+use dialeval_slm_model::data::{PairSentenceVectors, VectorInputs};
 use dialeval_slm_model::ruber::{Embeddings, Objective, Representation, RuberConfig, RuberData, RuberScorer, train_unreferenced};
 use dialeval_slm_model::vectors::{CachedSentenceVectors, EmbeddingCache};
 use serde_json::json;
@@ -319,8 +319,8 @@ fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error
 }
 
 /// The sentence vectors retrieval reads, over `cache`: for embedding negatives, the joined
-/// contexts and the responses of `pairs`' positives are encoded into it first (lexical ones read
-/// none).
+/// contexts and the responses of `pairs` are encoded into it first, as the SLM's pretrained head
+/// reads them (`VectorInputs::texts_of`; lexical ones read none).
 fn pair_vectors<'a>(
     encoder: &'a PretrainedEncoder,
     cache: &'a mut EmbeddingCache,
@@ -328,10 +328,8 @@ fn pair_vectors<'a>(
     retrieved: RetrievedNegatives,
 ) -> Result<PairSentenceVectors<CachedSentenceVectors<'a>>, Box<dyn std::error::Error>> {
     if retrieved.embedding_share > 0.0 {
-        let contexts: Vec<String> = pairs.iter().filter(|p| p.kind == PairKind::Positive).map(context_text).collect();
-        let texts: Vec<&str> = contexts.iter().map(String::as_str).chain(pairs.iter().filter(|p| p.kind == PairKind::Positive).map(|p| p.response.as_str())).collect();
         let bar = Progress::new("embedding for retrieval");
-        cache.fill(encoder, &texts, &|done, total| bar.update(done, total))?;
+        fill_pair_texts(cache, encoder, &VectorInputs::default().texts_of(&[pairs]), &|done, total| bar.update(done, total))?;
         bar.finish();
     }
     Ok(PairSentenceVectors(CachedSentenceVectors::new(cache, encoder.fingerprint())))
