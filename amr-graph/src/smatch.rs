@@ -83,6 +83,25 @@ impl SmatchScore {
         self.prf().2
     }
 
+    /// The score of a pair of which one graph (or both) could not be read: nothing matches,
+    /// and the triples of the graph that could be read still count (a gold graph's in the recall
+    /// denominator, a test graph's in the precision one). A corpus score that adds it counts a
+    /// broken test graph against the parser, as a wrong one would be, instead of leaving the
+    /// pair out (which would score a parser that emits broken graphs above one that emits
+    /// wrong ones).
+    ///
+    /// # Examples
+    /// ```
+    /// use dialeval_amr_graph::smatch::{SmatchScore, SmatchTriples};
+    /// let gold = SmatchTriples::parse("(w / want-01 :ARG0 (b / boy))")?;
+    /// let failed = SmatchScore::failed(None, Some(&gold));
+    /// assert_eq!((failed.matched, failed.test_triples, failed.gold_triples), (0, 0, gold.len()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn failed(test: Option<&SmatchTriples>, gold: Option<&SmatchTriples>) -> Self {
+        Self { matched: 0, test_triples: test.map_or(0, SmatchTriples::len), gold_triples: gold.map_or(0, SmatchTriples::len) }
+    }
+
     fn prf(&self) -> (f64, f64, f64) {
         if self.test_triples == 0 || self.gold_triples == 0 {
             return (0.0, 0.0, 0.0);

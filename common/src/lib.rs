@@ -6,7 +6,9 @@
 //! - [`SentenceEmbedder`] and [`TokenEmbedder`]: what an encoder (the burn BERT of
 //!   `dialeval-slm-model`, an ONNX model, a fixed table in a test) offers to the embedding
 //!   metrics of `dialeval-metrics`;
-//! - [`Criterion`]: the evaluation criteria shared by datasets, prompts and reports.
+//! - [`Criterion`]: the evaluation criteria shared by datasets, prompts and reports;
+//! - small shared helpers: [`par_map`] and [`par_join`] (rayon with the `parallel` feature),
+//!   ROC AUC, word counts, [`amr_limits`], and [`interrupt`] (a cooperative stop for Ctrl-C).
 
 use std::sync::Arc;
 
@@ -363,4 +365,31 @@ pub mod amr_limits {
     pub const MAX_DEPTH: usize = 512;
     /// The most nodes (variables) one graph may have.
     pub const MAX_NODES: usize = 10_000;
+}
+
+/// A cooperative stop for long work, process-wide: a binding asks for it when its user presses
+/// Ctrl-C (Python's `dialeval.evaluate` polls for the signal while the job runs on another
+/// thread), and the long loops check it between units of work — the pipeline between chunks
+/// and families, the encoders between batches, the lexical family between items — and stop
+/// with their crate's `Interrupted` error. What was finished (cached chunks, encoded texts)
+/// stays, so the next run resumes from it.
+pub mod interrupt {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+    /// Asks every long loop of this process to stop at its next check.
+    pub fn request() {
+        REQUESTED.store(true, Ordering::SeqCst);
+    }
+
+    /// Withdraws the request (a binding does so before it starts a job).
+    pub fn clear() {
+        REQUESTED.store(false, Ordering::SeqCst);
+    }
+
+    /// Whether a stop was asked for.
+    pub fn requested() -> bool {
+        REQUESTED.load(Ordering::Relaxed)
+    }
 }

@@ -26,6 +26,11 @@ pub fn guess(path: &Path) -> Option<Corpus> {
     if path.is_dir() {
         return path.join("eval_data").is_dir().then_some(Corpus::Grade);
     }
+    // Only a regular file can be read again: a pipe or FIFO (`<(…)`) was read by the loader
+    // whose error this guess explains, and opening it again would wait for a writer.
+    if !path.metadata().ok()?.is_file() {
+        return None;
+    }
     let mut head = Vec::new();
     std::fs::File::open(path).ok()?.take(SNIFF_BYTES).read_to_end(&mut head).ok()?;
     let text = String::from_utf8_lossy(&head);

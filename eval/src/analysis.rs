@@ -419,6 +419,9 @@ impl Analysis {
         // Counted under a lock, so `progress` sees 1, 2, …, total in order.
         let finished = std::sync::Mutex::new(0_usize);
         let mut done = dialeval_common::par_map(&tasks, |&(m, c)| {
+            if dialeval_common::interrupt::requested() {
+                return Err(crate::Error::Interrupted);
+            }
             let work = CellWork::of(&table.columns()[m], &human.qualities[c].0, &human.qualities[c].1, systems, config);
             let mut n = finished.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             *n += 1;

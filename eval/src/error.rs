@@ -65,6 +65,20 @@ pub enum Error {
     /// An invalid setting.
     #[error("{0}")]
     Config(String),
+    /// A setting out of its range ([`crate::settings`]): the same error from every surface.
+    #[error("{setting} = {value}: expected {expected}")]
+    Setting {
+        /// The setting's name (`chunk`, `confidence`, `bootstrap`).
+        setting: &'static str,
+        /// The value given.
+        value: String,
+        /// What it must be.
+        expected: String,
+    },
+    /// Stopped by [`dialeval_common::interrupt`] (Ctrl-C in Python) between two units of work;
+    /// what was finished is cached, and the next run resumes from it.
+    #[error("interrupted")]
+    Interrupted,
     /// The output folder is in use by another run ([`crate::lock::OutputLock`]).
     #[error("{}: the output folder is in use by another run{} (wait for it to finish, or give another --out)", dir.display(), owner.as_deref().map_or_else(String::new, |o| format!(" ({o})")))]
     Busy {
@@ -76,6 +90,16 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether this error is (or wraps) a stop asked for by [`dialeval_common::interrupt`].
+    pub fn is_interrupted(&self) -> bool {
+        match self {
+            Self::Interrupted | Self::Metrics(dialeval_metrics::Error::Interrupted) => true,
+            #[cfg(feature = "slm")]
+            Self::Slm(dialeval_slm_model::Error::Interrupted) => true,
+            _ => false,
+        }
+    }
+
     /// An [`Error::Io`] for `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Self::Io { path: path.into(), source }

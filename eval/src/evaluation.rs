@@ -15,6 +15,7 @@ use crate::error::Result;
 use crate::family::MetricFamily;
 use crate::pipeline::{DEFAULT_CHUNK_ITEMS, Event, FamilyRun, Pipeline, Scored};
 use crate::rows::ItemRows;
+use crate::settings::RunSettings;
 use crate::source::ItemSource;
 use crate::table::ScoreTable;
 use crate::write::Written;
@@ -31,6 +32,8 @@ pub struct Evaluation<'a> {
     chunk_items: usize,
     pipeline: Pipeline,
     config: ReportConfig,
+    /// The settings given whole ([`Evaluation::settings`]), checked when it runs.
+    checked: Option<RunSettings>,
     observe: Box<dyn Fn(Event<'_>) + Sync + 'a>,
 }
 
@@ -48,7 +51,7 @@ impl<'a> Evaluation<'a> {
     }
 
     fn new(source: Source<'a>) -> Self {
-        Self { source, chunk_items: DEFAULT_CHUNK_ITEMS, pipeline: Pipeline::new(), config: ReportConfig::default(), observe: Box::new(|_| {}) }
+        Self { source, chunk_items: DEFAULT_CHUNK_ITEMS, pipeline: Pipeline::new(), config: ReportConfig::default(), checked: None, observe: Box::new(|_| {}) }
     }
 
     /// An evaluation of `items` with the families (and cache) of a [`Pipeline`] assembled
@@ -65,10 +68,21 @@ impl<'a> Evaluation<'a> {
     }
 
     /// Items per chunk: each family scores and caches this many at a time (the scores are the
-    /// same for any size; memory and the work a killed run loses grow with it).
+    /// same for any size; memory and the work a killed run loses grow with it). At least 1:
+    /// [`Evaluation::run`] refuses 0 ([`crate::Error::Setting`]).
     #[must_use]
     pub fn chunk_items(mut self, n: usize) -> Self {
-        self.chunk_items = n.max(1);
+        self.chunk_items = n;
+        self
+    }
+
+    /// The chunk size and analysis of `settings` ([`RunSettings`], checked when the evaluation
+    /// runs).
+    #[must_use]
+    pub fn settings(mut self, settings: &RunSettings) -> Self {
+        self.chunk_items = settings.chunk;
+        self.config = settings.unchecked_report_config();
+        self.checked = Some(*settings);
         self
     }
 
@@ -99,6 +113,7 @@ impl<'a> Evaluation<'a> {
     #[must_use]
     pub fn analysis(mut self, config: ReportConfig) -> Self {
         self.config = config;
+        self.checked = None;
         self
     }
 
@@ -112,8 +127,14 @@ impl<'a> Evaluation<'a> {
     /// Scores the items with every family and analyses the scores.
     ///
     /// # Errors
-    /// As [`Pipeline::run`] and [`Analysis::of`].
+    /// [`crate::Error::Setting`] for a bad setting, before any item is read; otherwise as
+    /// [`Pipeline::run`] and [`Analysis::of`].
     pub fn run(self) -> Result<Report> {
+        match &self.checked {
+            Some(settings) => settings.check()?,
+            None => crate::settings::check_report(&self.config)?,
+        }
+        crate::settings::check_chunk(self.chunk_items)?;
         let source: &dyn ItemSource = match &self.source {
             Source::Slice(items) => items,
             Source::Dyn(source) => *source,
@@ -129,8 +150,9 @@ impl Report {
     /// analysis [`Evaluation::run`] does.
     ///
     /// # Errors
-    /// As [`Analysis::of`].
+    /// [`crate::Error::Setting`] for a bad configuration; otherwise as [`Analysis::of`].
     pub fn analyse(scored: Scored, config: &ReportConfig, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<Self> {
+        crate::settings::check_report(config)?;
         let Scored { table, runs, rows, human, .. } = scored;
         let analysis = Analysis::of_with_progress(AnalysisInput::of(&table, &human, &rows), config, &|done, total| observe(Event::Analysis { done, total }))?;
         Ok(Self { rows, table, runs, human, analysis })

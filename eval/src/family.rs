@@ -41,14 +41,27 @@ pub trait MetricFamily {
     /// and a family that cannot run here at all returns [`FamilyOutput::Skipped`].
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput>;
 
-    /// The columns of the whole corpus from those its chunks gave, put together in item order:
-    /// what depends on the corpus as a whole is computed here. The default keeps them as they are.
+    /// The columns and notes of the whole corpus from those its chunks gave (columns put
+    /// together in item order, notes added up): what depends on the corpus as a whole (a
+    /// normalisation over it, whether it has enough items for one) is decided here, never per
+    /// chunk, so that no result depends on how the corpus was cut. The default keeps them as
+    /// they are.
     ///
     /// # Errors
     /// What the family's corpus-level step can fail with.
-    fn finish(&self, columns: Vec<Column>) -> Result<Vec<Column>> {
-        Ok(columns)
+    fn finish(&self, whole: Whole) -> Result<Whole> {
+        Ok(whole)
     }
+}
+
+/// A family's columns and notes over the whole corpus (what [`MetricFamily::finish`] takes and
+/// gives).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Whole {
+    /// One column per metric, one cell per item of the corpus.
+    pub columns: Vec<Column>,
+    /// The chunks' notes, added up.
+    pub notes: Vec<Note>,
 }
 
 /// What a family produced.
@@ -253,7 +266,7 @@ pub(crate) trait ErasedFamily {
     fn version(&self) -> &'static str;
     fn settings_json(&self) -> Result<serde_json::Value>;
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput>;
-    fn finish(&self, columns: Vec<Column>) -> Result<Vec<Column>>;
+    fn finish(&self, whole: Whole) -> Result<Whole>;
 }
 
 impl<F: MetricFamily> ErasedFamily for F {
@@ -273,8 +286,8 @@ impl<F: MetricFamily> ErasedFamily for F {
         MetricFamily::compute(self, items, progress)
     }
 
-    fn finish(&self, columns: Vec<Column>) -> Result<Vec<Column>> {
-        MetricFamily::finish(self, columns)
+    fn finish(&self, whole: Whole) -> Result<Whole> {
+        MetricFamily::finish(self, whole)
     }
 }
 

@@ -81,6 +81,7 @@ pub mod pipeline;
 pub mod plot;
 pub mod rows;
 pub mod separation;
+pub mod settings;
 pub mod shard;
 pub mod source;
 pub mod table;
@@ -93,6 +94,7 @@ pub use evaluation::{Evaluation, Report};
 pub use family::{FamilyOutput, FamilyScores, MetricFamily, Note};
 pub use pipeline::{DEFAULT_CHUNK_ITEMS, Event, FamilyRun, FamilyStatus, Pipeline, Scored};
 pub use rows::ItemRows;
+pub use settings::RunSettings;
 pub use source::{ItemSource, JsonlSource};
 pub use table::{Column, MetricName, ScoreTable};
 

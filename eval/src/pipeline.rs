@@ -6,9 +6,11 @@
 //! chunk, keyed by that chunk's items, so a killed run resumes at the chunk it was in, inside
 //! every family. A family scores each item on its own ([`MetricFamily::compute`]), so the
 //! scores do not depend on the chunk size; what is relative to the corpus is done once, over
-//! the whole, in [`MetricFamily::finish`]. The notes of the chunks add up to those of the whole
-//! ([`Note`]). `tests/chunks.rs` checks that a corpus scored in chunks of 3 writes the files of
-//! one scored whole, byte for byte.
+//! the whole, in [`MetricFamily::finish`] (which also decides corpus-level conditions, such as
+//! whether enough items have a reference for BERT-RUBER's hybrids). The notes of the chunks add
+//! up to those of the whole ([`Note`]). `tests/chunks.rs` checks that a corpus scored in chunks
+//! of 3 writes the files of one scored whole, byte for byte, and `tests/invariance.rs` checks
+//! every chunk size and shard count on random corpora and with the learned families.
 
 use std::time::Instant;
 
@@ -19,7 +21,7 @@ use crate::analysis::{HumanScores, HumanScoresBuilder};
 use crate::cache::{CacheKey, Computed, FamilyCache, Lookup, Stored};
 use crate::digest::ItemsDigest;
 use crate::error::{Error, Result};
-use crate::family::{ErasedFamily, FamilyOutput, MetricFamily, Note, merge_notes, shown_notes};
+use crate::family::{ErasedFamily, FamilyOutput, MetricFamily, Note, Whole, merge_notes, shown_notes};
 use crate::rows::ItemRows;
 use crate::source::ItemSource;
 use crate::table::{Column, ScoreTable};
@@ -114,12 +116,17 @@ pub struct FamilyRun {
     /// that the runs of a corpus's shards add up to one run's ([`crate::shard::merge`]).
     #[serde(default)]
     pub family_notes: Vec<Note>,
+    /// Skipped because these items held nothing it scores (none with a reference, say), not
+    /// because it could not run: a shard's such run merges with the other shards' that scored
+    /// (its notes still count its items).
+    #[serde(default)]
+    pub nothing_to_score: bool,
 }
 
 impl FamilyRun {
     /// A run without notes.
     pub fn new(family: impl Into<String>, status: FamilyStatus, seconds: f64) -> Self {
-        Self { family: family.into(), status, seconds, notes: Vec::new(), events: Vec::new(), family_notes: Vec::new() }
+        Self { family: family.into(), status, seconds, notes: Vec::new(), events: Vec::new(), family_notes: Vec::new(), nothing_to_score: false }
     }
 
     /// The run with `events` and `family_notes`, its [`FamilyRun::notes`] made from them.
@@ -244,10 +251,11 @@ impl Pipeline {
     /// it is finished.
     ///
     /// # Errors
-    /// The first read or family error, a cache entry that cannot be moved aside or written, or
-    /// a family column that does not fit (wrong length, non-finite value, a metric name taken
+    /// [`Error::Setting`] for a chunk of 0 items; the first read or family error, a cache entry
+    /// that cannot be moved aside or written, or a family column that does not fit (wrong length, non-finite value, a metric name taken
     /// twice).
     pub fn run_source(&self, source: &dyn ItemSource, chunk_items: usize, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<Scored> {
+        crate::settings::check_chunk(chunk_items)?;
         let mut states: Vec<Option<State>> = self
             .families
             .iter()
@@ -273,7 +281,7 @@ impl Pipeline {
             chunks.set(index + 1);
             Ok(())
         };
-        source.for_each_chunk(chunk_items.max(1), &mut chunk)?;
+        source.for_each_chunk(chunk_items, &mut chunk)?;
         if chunks.get() == 0 {
             // No items: every family still says what it makes of none (most: skipped).
             chunk(&[])?;
@@ -297,6 +305,11 @@ impl Pipeline {
 
     /// One family over one chunk: from the cache, or computed (and stored when complete).
     fn run_chunk(&self, f: &dyn ErasedFamily, state: &mut State, items: &[DialogueItem], chunk_digest: &str, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<()> {
+        // A stop asked for (Ctrl-C in Python) ends the run between families; the chunks and
+        // families finished are in the cache.
+        if dialeval_common::interrupt::requested() {
+            return Err(Error::Interrupted);
+        }
         let name = f.name();
         let start = Instant::now();
         let version = f.version();
@@ -418,16 +431,23 @@ impl State {
             && let Some(reason) = self.skipped.as_ref().map(|(r, _)| r.clone()).or(self.none_scored)
         {
             observe(Event::Skipped { family: &family, reason: &reason });
-            return Ok(FamilyRun::new(family, FamilyStatus::Skipped { reason }, self.seconds).with_notes(events, Vec::new()));
+            let mut run = FamilyRun::new(family, FamilyStatus::Skipped { reason }, self.seconds).with_notes(events, Vec::new());
+            if self.skipped.is_none() {
+                // Nothing to score anywhere: the report shows only why, but the notes are kept
+                // typed, so that a shard's run adds its items to the other shards' notes.
+                run.nothing_to_score = true;
+                run.family_notes = self.notes;
+            }
+            return Ok(run);
         }
         let mut own = self.notes;
         if let Some((reason, items)) = self.skipped {
             own.push(Note::count(format!("{{0}} items are in chunks of the corpus where the family could not run ({reason}) and are not scored"), &[items]));
         }
+        let Whole { columns, notes: own } = f.finish(Whole { columns: self.columns, notes: own })?;
         for note in shown_notes(&own) {
             observe(Event::Note { family: &family, text: &note });
         }
-        let columns = f.finish(self.columns)?;
         let metrics = columns.len();
         for c in columns {
             table.push(c)?;

@@ -9,8 +9,10 @@
 //! table is the same computation on the same numbers: `scores.jsonl`, `scores.csv`,
 //! `correlations.md` and `correlations.json` are byte for byte those of a single run
 //! (`tests/shard.rs`). BERT-RUBER's hybrids are normalised over the corpus, so the merge
-//! recomputes them from the merged unreferenced and referenced columns
-//! ([`crate::families::ruber::hybrid_columns`]). MiniLM batches only sentences of equal token
+//! recomputes them from the merged unreferenced and referenced columns, and whether there are
+//! enough items for them at all is decided over the merged corpus too
+//! ([`crate::families::ruber::recompute_hybrids`]); `tests/invariance.rs` checks every shard
+//! count from 1 to 5 on random corpora with and without references. MiniLM batches only sentences of equal token
 //! length, so a sentence's states do not depend on its batch neighbours; with it and the SLM
 //! the bundled USR-PersonaChat merged from 3 shards equals a single run byte for byte
 //! (`scripts/check_examples.py`). The SLM still pads its batches, so that equality is measured,
@@ -28,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::family::{Note, merge_notes};
 use crate::pipeline::{FamilyRun, FamilyStatus};
-use crate::table::{Column, ScoreTable};
+use crate::table::{Column, MetricName, ScoreTable};
 
 /// Shard `index` (1-based) of `of`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,7 +138,9 @@ impl ShardScores {
 ///
 /// # Errors
 /// [`Error::Config`] when the shards are not exactly 1..=n of one split of this corpus, an item
-/// is in no shard or in two, or the shards' columns differ.
+/// is in no shard or in two, or a family could not run in one shard but ran in another (a
+/// metric that a shard lacks only because its items have nothing for it, BERT-RUBER-ref in a
+/// shard without references, is empty there, as in a single run).
 pub fn merge(ids: &[String], digest: &str, shards: &[ShardScores]) -> Result<(ScoreTable, Vec<FamilyRun>)> {
     let Some(first) = shards.first() else { return Err(Error::Config("merge: no shards given".into())) };
     let of = first.shard.of;
@@ -158,10 +162,15 @@ pub fn merge(ids: &[String], digest: &str, shards: &[ShardScores]) -> Result<(Sc
     // A shard without items (a corpus smaller than its split) scored nothing and has no
     // columns: the others make the table and the runs.
     let scoring: Vec<&ShardScores> = shards.iter().filter(|s| !s.ids.is_empty()).collect();
-    let first = scoring.first().copied().unwrap_or(first);
-    let names = |x: &ShardScores| x.columns.iter().map(|c| c.metric.clone()).collect::<Vec<_>>();
-    if let Some(other) = scoring.iter().find(|s| names(s) != names(first)) {
-        return Err(Error::Config(format!("merge: shard {} has other metrics than shard {} (a family skipped in one of them?)", other.shard, first.shard)));
+    // A family that could not run in one shard (no endpoint there) but ran in another would
+    // leave that shard's items without scores a single run gives them. One that only found
+    // nothing to score in a shard's items (none with a reference) is the data, not the run.
+    for s in &scoring {
+        for r in s.runs.iter().filter(|r| matches!(r.status, FamilyStatus::Skipped { .. }) && !r.nothing_to_score) {
+            if let Some(other) = scoring.iter().find(|o| o.runs.iter().any(|q| q.family == r.family && !matches!(q.status, FamilyStatus::Skipped { .. }))) {
+                return Err(Error::Config(format!("merge: family {} was skipped in shard {} but ran in shard {} (the shards were scored with other settings?)", r.family, s.shard, other.shard)));
+            }
+        }
     }
     if let Some(missing) = seen.iter().position(|s| !s) {
         return Err(Error::Config(format!("merge: shard {}/{of} is missing", missing + 1)));
@@ -179,18 +188,54 @@ pub fn merge(ids: &[String], digest: &str, shards: &[ShardScores]) -> Result<(Sc
     if at.len() != ids.len() {
         return Err(Error::Config(format!("merge: the shards hold {} items, the corpus {}", at.len(), ids.len())));
     }
+    // Every metric any shard has (one whose items are all in other shards is missing from a
+    // shard: BERT-RUBER-ref where a shard has no reference), in the order a single run gives.
+    let metrics = metric_order(&scoring);
     let mut table = ScoreTable::new(ids.len());
-    for (c, column) in first.columns.iter().enumerate() {
-        let values = rows.iter().map(|&(k, row)| shards[k].columns[c].values.get(row).copied().flatten()).collect();
-        table.push(Column::new(column.metric.clone(), values))?;
+    for metric in &metrics {
+        // Each shard's column of the metric, if it has one.
+        let of_shard: Vec<Option<&Column>> = shards.iter().map(|s| s.columns.iter().find(|c| &c.metric == metric)).collect();
+        let values = rows.iter().map(|&(k, row)| of_shard[k].and_then(|c| c.values.get(row).copied().flatten())).collect();
+        table.push(Column::new(metric.clone(), values))?;
     }
+    #[allow(unused_mut)] // the corpus-level notes are BERT-RUBER's (feature slm)
+    let mut runs = merged_runs(ids, &scoring);
     #[cfg(feature = "slm")]
-    let table = crate::families::ruber::recompute_hybrids(table)?;
+    let table = {
+        use crate::families::ruber::{hybrid_note, is_hybrid_note, recompute_hybrids};
+        let table = recompute_hybrids(table)?;
+        if let Some(run) = runs.iter_mut().find(|r| r.family == "bert_ruber" && !matches!(r.status, FamilyStatus::Skipped { .. })) {
+            let mut notes = std::mem::take(&mut run.family_notes);
+            notes.retain(|n| !is_hybrid_note(n));
+            notes.extend(hybrid_note(&table));
+            *run = FamilyRun::new(run.family.clone(), run.status.clone(), run.seconds).with_notes(std::mem::take(&mut run.events), notes);
+        }
+        table
+    };
     // The shards' pipelines decided whether the combination applies (every part's family run);
     // it is computed again over the whole corpus.
-    let combined = first.columns.iter().any(|c| c.metric.as_str() == crate::combination::COMBINED);
+    let combined = metrics.iter().any(|m| m.as_str() == crate::combination::COMBINED);
     let table = crate::combination::with_combined(table, |_| combined)?;
-    Ok((table, merged_runs(ids, &scoring)))
+    Ok((table, runs))
+}
+
+/// The metrics of the shards' tables, each after the metric it follows in the first shard that
+/// has it: the order of a single run, whose families add their columns in a fixed order.
+fn metric_order(shards: &[&ShardScores]) -> Vec<MetricName> {
+    let mut order: Vec<MetricName> = Vec::new();
+    for s in shards {
+        let mut at = 0;
+        for c in &s.columns {
+            match order.iter().position(|m| *m == c.metric) {
+                Some(k) => at = k + 1,
+                None => {
+                    order.insert(at, c.metric.clone());
+                    at += 1;
+                }
+            }
+        }
+    }
+    order
 }
 
 /// Each family's runs over the shards: seconds added, the first shard's status (or skipped,
@@ -212,19 +257,36 @@ fn merged_runs(ids: &[String], shards: &[&ShardScores]) -> Vec<FamilyRun> {
                     m.seconds += r.seconds;
                     m.events.extend(events);
                     add_shard_notes(&mut m.family_notes, family_notes);
-                    if matches!(r.status, FamilyStatus::Skipped { .. }) {
+                    // Skipped where it could not run anywhere; a shard with nothing to score
+                    // gives way to one that scored.
+                    let skipped = |x: &FamilyRun| matches!(x.status, FamilyStatus::Skipped { .. });
+                    if (skipped(r) && !r.nothing_to_score) || (skipped(m) && m.nothing_to_score && !skipped(r)) {
                         m.status = r.status.clone();
+                        m.nothing_to_score = r.nothing_to_score;
                     }
                 }
-                None => merged.push(FamilyRun::new(r.family.clone(), r.status.clone(), r.seconds).with_notes(events.collect(), family_notes)),
+                None => {
+                    let mut run = FamilyRun::new(r.family.clone(), r.status.clone(), r.seconds).with_notes(events.collect(), family_notes);
+                    run.nothing_to_score = r.nothing_to_score;
+                    merged.push(run);
+                }
             }
         }
     }
-    // The notes shown are made again from the merged ones.
+    // The notes shown are made again from the merged ones (a skipped family's: only the events,
+    // as a single run shows them).
     merged
         .into_iter()
         .map(|mut run| {
             run.family_notes.iter_mut().for_each(|n| n.order_names(|name| item_position(name, &position)));
+            if matches!(run.status, FamilyStatus::Skipped { .. }) {
+                let mut skipped = FamilyRun::new(run.family, run.status, run.seconds).with_notes(run.events, Vec::new());
+                if run.nothing_to_score {
+                    skipped.nothing_to_score = true;
+                    skipped.family_notes = run.family_notes;
+                }
+                return skipped;
+            }
             FamilyRun::new(run.family, run.status, run.seconds).with_notes(run.events, run.family_notes)
         })
         .collect()

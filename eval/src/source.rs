@@ -58,7 +58,8 @@ type Prepare = Box<dyn Fn(&mut [DialogueItem]) -> Result<()> + Sync>;
 type Keep = Box<dyn Fn(&DialogueItem) -> bool + Sync>;
 
 /// A JSONL file in the generic format of [`dialeval_datasets::jsonl`], read as a stream on every
-/// pass: one chunk of items in memory at a time. Items may be filtered ([`JsonlSource::keep`])
+/// pass: one chunk of items in memory at a time. A pipe or FIFO works too, for one pass (the
+/// pipeline's run reads its source once). Items may be filtered ([`JsonlSource::keep`])
 /// and prepared ([`JsonlSource::prepare`]) as they are read.
 pub struct JsonlSource {
     path: PathBuf,
@@ -83,12 +84,16 @@ impl JsonlSource {
 
     /// Counts the file's non-blank lines, so that progress can show the whole (one fast pass
     /// over the bytes; not done with a [`JsonlSource::keep`] filter, which only parsing can
-    /// apply).
+    /// apply). Only a regular file is counted: a pipe, a FIFO or a process substitution can be
+    /// read only once, by the run itself (its progress then has no total).
     ///
     /// # Errors
     /// [`crate::Error::Io`] when the file cannot be read.
     pub fn counted(mut self) -> Result<Self> {
         use std::io::BufRead as _;
+        if !std::fs::metadata(&self.path).map_err(|e| crate::Error::io(&self.path, e))?.is_file() {
+            return Ok(self);
+        }
         let file = std::fs::File::open(&self.path).map_err(|e| crate::Error::io(&self.path, e))?;
         let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
         let (mut lines, mut blank) = (0, true);

@@ -156,3 +156,26 @@ fn hostile_graphs_blank_texts_and_huge_ratings_leave_named_empty_cells() {
     assert!(md.contains("n = 12") || md.contains("| 12 |"), "{md}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A response and reference too long for ROUGE-L's LCS table (issue 53: it once ran for minutes
+/// and could not be stopped) leave that one ROUGE-L cell empty, named in a note; BLEU still
+/// scores the item and the other items are scored.
+#[test]
+fn a_pair_too_long_for_rouge_l_is_one_empty_cell_with_a_note() {
+    let words = "word ".repeat(20_001);
+    let items = vec![
+        rated(item("short", "what did you do", "i went to the beach", "we stayed home"), 4.0),
+        rated(item("very-long", "tell me everything", &words, &words), 3.0),
+        rated(item("plain", "how are you", "fine thanks and you", "good thanks"), 2.0),
+    ];
+    let mut pipeline = Pipeline::new();
+    pipeline.add(LexicalFamily::new().unwrap());
+    let started = std::time::Instant::now();
+    let scored = pipeline.run(&items, &|_| {}).unwrap();
+    let rouge = scored.table.column(&"ROUGE-L".into()).unwrap();
+    assert!(rouge.values[0].is_some() && rouge.values[1].is_none() && rouge.values[2].is_some(), "{:?}", rouge.values);
+    assert!(scored.table.column(&"BLEU-4".into()).unwrap().values[1].is_some());
+    let notes = &scored.runs[0].notes;
+    assert!(notes.iter().any(|n| n.starts_with("ROUGE-L: 1 items are too long for its LCS table") && n.ends_with("very-long")), "{notes:?}");
+    assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
+}

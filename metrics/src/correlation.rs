@@ -86,6 +86,9 @@ pub enum Undefined {
     NonFiniteInput,
     /// The statistic is defined but its p-value is not (n = 2 for Spearman).
     NoDegreesOfFreedom,
+    /// Finite values whose sum or spread overflows the float range (Pearson on values near
+    /// ±1.8e308): NaN, as scipy gives.
+    Overflow,
 }
 
 impl Undefined {
@@ -97,6 +100,7 @@ impl Undefined {
             Self::NanInput => "NaN in the input",
             Self::NonFiniteInput => "an infinite value",
             Self::NoDegreesOfFreedom => "no degrees of freedom for the p-value",
+            Self::Overflow => "the values overflow the float range",
         }
     }
 }
@@ -231,6 +235,10 @@ fn pearson_finite(x: &[f64], y: &[f64]) -> Option<Correlation> {
         return Some(Correlation::nan(n, Undefined::ConstantInput));
     }
     let r = pearson_r(x, y, [tx, ty], [sx, sy]);
+    if r.is_nan() {
+        // Finite values (checked above) whose sum or spread overflowed.
+        return Some(Correlation::nan(n, Undefined::Overflow));
+    }
     if n == 2 {
         return Some(Correlation { statistic: r.round(), pvalue: 1.0, n, undefined: None });
     }
@@ -253,11 +261,27 @@ fn pearson_r(x: &[f64], y: &[f64], [tx, ty]: [f64; 2], [sx, sy]: [Scan; 2]) -> f
     let (mx, my) = (tx / n, ty / n);
     let (ax, ay) = ((sx.max - mx).max(mx - sx.min), (sy.max - my).max(my - sy.min));
     let (ix, iy) = (1.0 / ax, 1.0 / ay);
-    let [sxx, syy, sxy] = pairwise_sums([x, y], |[a, b]| {
-        let (dx, dy) = ((a - mx) * ix, (b - my) * iy);
-        [dx * dx, dy * dy, dx * dy]
+    // Scaled by the largest deviation before summing, as scipy does. A multiplication by the
+    // reciprocal is faster than scipy's division and as exact where the reciprocal is a normal
+    // number.
+    if ix.is_normal() && iy.is_normal() {
+        let [sxx, syy, sxy] = pairwise_sums([x, y], |[a, b]| {
+            let (dx, dy) = ((a - mx) * ix, (b - my) * iy);
+            [dx * dx, dy * dy, dx * dy]
+        });
+        return (sxy / (sxx.sqrt() * syy.sqrt())).clamp(-1.0, 1.0);
+    }
+    // At the edges of the range (deviations below ~5.6e-309, whose reciprocal overflows, or
+    // above ~4.5e307, whose reciprocal is subnormal) scipy's own steps, whose roundings decide
+    // the result there: the norms `max · ‖d / max‖`, then the dot of the deviations divided by
+    // them.
+    let [sxx, syy] = pairwise_sums([x, y], |[a, b]| {
+        let (dx, dy) = ((a - mx) / ax, (b - my) / ay);
+        [dx * dx, dy * dy]
     });
-    (sxy / (sxx.sqrt() * syy.sqrt())).clamp(-1.0, 1.0)
+    let (nx, ny) = (ax * sxx.sqrt(), ay * syy.sqrt());
+    let [r] = pairwise_sums([x, y], |[a, b]| [((a - mx) / nx) * ((b - my) / ny)]);
+    r.clamp(-1.0, 1.0)
 }
 
 /// Smallest and largest value of a series, from one pass the compiler can vectorise (eight

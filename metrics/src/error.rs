@@ -38,6 +38,19 @@ pub enum Error {
     /// WordNet database files are missing or malformed.
     #[error("WordNet: {0}")]
     WordNet(String),
+    /// An input too long for the metric's documented limit (ROUGE-L's LCS table).
+    #[error("too long for {metric}: {size} (the limit is {limit})")]
+    TooLong {
+        /// The metric.
+        metric: &'static str,
+        /// How big the input is, in the limit's unit.
+        size: String,
+        /// The limit.
+        limit: String,
+    },
+    /// A long computation was stopped by its caller (Ctrl-C in Python).
+    #[error("interrupted")]
+    Interrupted,
     /// Reading a file failed.
     #[error("{path}: {source}")]
     Io {

@@ -7,14 +7,13 @@ use std::path::PathBuf;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_eval::families::LlmFamily;
 use dialeval_eval::families::llm::LlmJudging;
+use dialeval_eval::lock::OutputLock;
 use dialeval_eval::models::{Built, Compute, FamilyName, JobFamilies, JobObserver, ModelBundle, ModelSettings, Retrain, add_families, default_cache_dir};
 use dialeval_eval::pipeline::FamilyStatus;
-use dialeval_eval::{Evaluation, FamilyCache, JsonlSource, Pipeline, Report};
+use dialeval_eval::{Evaluation, FamilyCache, JsonlSource, Pipeline, Report, RunSettings};
 use dialeval_llm_prompt::prompt::{Templates, Variant};
 use dialeval_llm_prompt::{CachedClient, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
 use dialeval_metrics::embedding::MultiRef;
-use dialeval_metrics::inference::BootstrapConfig;
-use dialeval_metrics::report::ReportConfig;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -27,8 +26,7 @@ struct Settings {
     skip: Vec<FamilyName>,
     amr: Vec<PathBuf>,
     models: ModelSettings,
-    bootstrap: usize,
-    chunk: usize,
+    run: RunSettings,
     llm: Option<LlmEndpoint>,
 }
 
@@ -39,10 +37,46 @@ struct LlmEndpoint {
 }
 
 fn eval_error(e: dialeval_eval::Error) -> PyErr {
+    if e.is_interrupted() {
+        return pyo3::exceptions::PyKeyboardInterrupt::new_err("dialeval.evaluate stopped; the chunks it finished are cached in out, and the next call resumes from them");
+    }
     match e {
-        dialeval_eval::Error::Datasets(_) | dialeval_eval::Error::Config(_) | dialeval_eval::Error::Column { .. } => InputError::new_err(e.to_string()),
+        dialeval_eval::Error::Datasets(dialeval_datasets::Error::Io { .. }) => ResourceError::new_err(e.to_string()),
+        dialeval_eval::Error::Datasets(_) | dialeval_eval::Error::Config(_) | dialeval_eval::Error::Setting { .. } | dialeval_eval::Error::Column { .. } => InputError::new_err(e.to_string()),
         dialeval_eval::Error::Io { .. } | dialeval_eval::Error::Busy { .. } => ResourceError::new_err(e.to_string()),
         _ => DialevalError::new_err(e.to_string()),
+    }
+}
+
+/// `job()` on another thread while this one (Python's main thread, GIL released) looks for
+/// signals every 50 ms: on Ctrl-C it asks the job to stop ([`dialeval_common::interrupt`]),
+/// waits for it (the pipeline stops between two batches, items or families, within seconds)
+/// and raises `KeyboardInterrupt`, leaving the output folder as the next call resumes from.
+fn interruptible<T: Send>(py: Python<'_>, job: impl FnOnce() -> dialeval_eval::Result<T> + Send) -> PyResult<T> {
+    dialeval_common::interrupt::clear();
+    let (result, signal) = py.detach(|| {
+        std::thread::scope(|scope| {
+            let worker = scope.spawn(job);
+            let mut signal: Option<PyErr> = None;
+            while !worker.is_finished() {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                if signal.is_none()
+                    && let Err(e) = Python::attach(|py| py.check_signals())
+                {
+                    dialeval_common::interrupt::request();
+                    signal = Some(e);
+                }
+            }
+            (worker.join(), signal)
+        })
+    });
+    dialeval_common::interrupt::clear();
+    let result = result.map_err(|_| DialevalError::new_err("the evaluation panicked (a bug: please report it)"))?;
+    match (result, signal) {
+        // Stopped by the signal (or finished just before it was seen): the signal's own error.
+        (Err(e), Some(signal)) if e.is_interrupted() => Err(signal),
+        (Ok(_), Some(signal)) => Err(signal),
+        (result, _) => result.map_err(eval_error),
     }
 }
 
@@ -57,6 +91,9 @@ fn llm_family(out: &std::path::Path, endpoint: &LlmEndpoint) -> dialeval_eval::R
 /// corpus is read a chunk at a time, its graphs attached as it is read, so a corpus of a
 /// million items is never in memory whole.
 fn run(s: &Settings) -> dialeval_eval::Result<(Report, Vec<String>)> {
+    s.run.check()?;
+    // One run per output folder, as the command: a second call into it is refused.
+    let _lock = OutputLock::acquire(&s.out)?;
     let amr = std::sync::Arc::new(AmrIndex::load_lenient(&s.amr)?);
     let notes: Vec<String> = amr.malformed.iter().map(|bad| format!("AMR block skipped: {bad}")).collect();
     let attach = std::sync::Arc::clone(&amr);
@@ -74,9 +111,7 @@ fn run(s: &Settings) -> dialeval_eval::Result<(Report, Vec<String>)> {
     };
     let families = JobFamilies { skip: &s.skip, skip_reason: "left out by skip=", amr: &amr, amr_files: &s.amr, references: s.models.references, llm };
     add_families(&mut pipeline, &bundle, families, &JobObserver::SILENT)?;
-    let mut config = ReportConfig::default();
-    config.bootstrap = config.bootstrap.filter(|_| s.bootstrap > 0).map(|b| BootstrapConfig { resamples: s.bootstrap, ..b });
-    let report = Evaluation::of_source(&items).pipeline(pipeline).chunk_items(s.chunk).analysis(config).run()?;
+    let report = Evaluation::of_source(&items).pipeline(pipeline).settings(&s.run).run()?;
     report.write(&s.out)?;
     Ok((report, notes))
 }
@@ -156,12 +191,16 @@ pub fn evaluate<'py>(
     ruber: Option<PathBuf>,
     fine_tuned: Option<PathBuf>,
     references: &str,
-    bootstrap: usize,
-    chunk: usize,
+    bootstrap: i64,
+    chunk: i64,
     device: &str,
     llm_base_url: Option<String>,
     llm_model: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
+    // The library's checks, the same as the command's.
+    let count = |name, value| dialeval_eval::settings::count(name, value).map_err(eval_error);
+    let run_settings = RunSettings { chunk: count("chunk", chunk)?, bootstrap: count("bootstrap", bootstrap)?, ..RunSettings::default() };
+    run_settings.check().map_err(eval_error)?;
     let skip = skip.iter().map(|s| s.parse::<FamilyName>()).collect::<Result<Vec<_>, _>>().map_err(|e| InputError::new_err(e.to_string()))?;
     let references = match references {
         "max" => MultiRef::Max,
@@ -169,9 +208,6 @@ pub fn evaluate<'py>(
         other => return Err(InputError::new_err(format!("references={other:?}: \"max\" or \"mean\""))),
     };
     let compute: Compute = device.parse().map_err(|e: dialeval_slm_model::Error| InputError::new_err(e.to_string()))?;
-    if chunk == 0 {
-        return Err(InputError::new_err("chunk must be at least 1"));
-    }
     let settings = Settings {
         path,
         skip,
@@ -191,10 +227,9 @@ pub fn evaluate<'py>(
             ..ModelSettings::default()
         },
         out,
-        bootstrap,
-        chunk,
+        run: run_settings,
         llm: llm_base_url.map(|base_url| LlmEndpoint { base_url, model: llm_model.to_owned() }),
     };
-    let (report, notes) = py.detach(|| run(&settings)).map_err(eval_error)?;
+    let (report, notes) = interruptible(py, || run(&settings))?;
     to_python(py, &report, &notes)
 }

@@ -74,3 +74,15 @@ def test_long_work_releases_the_gil():
     for t in threads:
         t.join()
     assert out == [pytest.approx(100.0)] * 4
+
+
+def test_edges_of_the_float_range_and_overlong_texts():
+    # scipy 1.17.1's pearsonr on the same subnormal series (metrics/tests/fixtures/scipy_float_edges.json).
+    x = [v * 1e-310 for v in (1.0, 2.0, 3.5, 4.0, 7.0, 6.5, 9.0, 11.0)]
+    y = [v * 1e-310 for v in (2.0, 1.5, 4.0, 3.0, 8.0, 7.5, 8.5, 12.0)]
+    r, p = stats.pearson(x, y)
+    assert abs(r - 0.9751742343309069) < 1e-12 and abs(p - 3.7542775412458154e-05) < 1e-12, (r, p)
+    # Two 20,001-word texts: refused at once (rouge-score would run for minutes), not run.
+    words = "w " * 20_001
+    with pytest.raises(dialeval.InputError, match="too long for ROUGE-L"):
+        metrics.rouge_l(words, [words])

@@ -3,8 +3,13 @@ contexts, each with its human-written relevant responses and its random and adve
 negatives, rated ``relevant`` 1 or 0, another relevant response as the reference), with the shipped checkpoints of the clone; the errors;
 the cache that makes a second call cheap."""
 
+import fcntl
 import json
+import math
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -91,7 +96,7 @@ def test_without_a_models_folder_the_reason_says_none_was_given(tmp_path, monkey
 
 def test_bad_items_and_settings_are_typed_errors_naming_the_place(tmp_path):
     good = ddpp_items(3)
-    with pytest.raises(dialeval.InputError, match=r"items\.jsonl:2.*ratngs"):
+    with pytest.raises(dialeval.InputError, match=r"item 1 at \$\.ratngs"):
         dialeval.evaluate([good[0], {**good[1], "ratngs": {}}, good[2]], out=tmp_path / "a", skip=("llm",))
     with pytest.raises(dialeval.InputError, match="unknown families"):
         dialeval.evaluate(good, out=tmp_path / "b", skip=("bleu",))
@@ -101,3 +106,109 @@ def test_bad_items_and_settings_are_typed_errors_naming_the_place(tmp_path):
         dialeval.evaluate([good[0], "not an item"], out=tmp_path / "d")
     with pytest.raises(dialeval.DialevalError):
         dialeval.evaluate(tmp_path / "missing.jsonl", out=tmp_path / "e")
+
+
+# The families that need no encoder, no checkpoint and no endpoint: the fast hostile cases.
+LIGHT = ("embedding", "context_cosine", "bert_ruber", "slm", "fine_tuned", "smatch", "llm")
+
+
+def test_settings_are_the_librarys_typed_errors(tmp_path):
+    good = ddpp_items(3)
+    with pytest.raises(dialeval.InputError, match=r"^bootstrap = -1: expected a count, not negative$"):
+        dialeval.evaluate(good, out=tmp_path / "a", skip=LIGHT, bootstrap=-1)
+    with pytest.raises(dialeval.InputError, match=r"^chunk = 0: expected at least 1 item per chunk$"):
+        dialeval.evaluate(good, out=tmp_path / "b", skip=LIGHT, chunk=0)
+    with pytest.raises(dialeval.InputError, match="bootstrap = 1:"):
+        dialeval.evaluate(good, out=tmp_path / "c", skip=LIGHT, bootstrap=1)
+    with pytest.raises(dialeval.InputError, match="chunk = 2.5: expected an int"):
+        dialeval.evaluate(good, out=tmp_path / "d", skip=LIGHT, chunk=2.5)
+
+
+def test_items_and_folders_are_named_in_the_documented_errors(tmp_path):
+    good = ddpp_items(3)
+    taken = tmp_path / "a-file"
+    taken.write_text("mine")
+    with pytest.raises(dialeval.ResourceError, match="not a folder"):
+        dialeval.evaluate(good, out=taken, skip=LIGHT)
+    nan = {**good[1], "ratings": {"relevant": [float("nan")]}}
+    with pytest.raises(dialeval.InputError, match=r"^item 1 at \$\.ratings\.relevant\[0\]: nan"):
+        dialeval.evaluate([good[0], nan, good[2]], out=tmp_path / "b", skip=LIGHT)
+    with pytest.raises(dialeval.InputError, match="single dict"):
+        dialeval.evaluate(good[0], out=tmp_path / "c", skip=LIGHT)
+    with pytest.raises(dialeval.ResourceError, match="missing.jsonl"):
+        dialeval.evaluate(tmp_path / "missing.jsonl", out=tmp_path / "e", skip=LIGHT)
+    # A path as bytes is a path, not an iterable of ints.
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(i) + "\n" for i in good))
+    report = dialeval.evaluate(os.fsencode(path), out=tmp_path / "f", skip=LIGHT, bootstrap=0)
+    assert [s["id"] for s in report.scores] == [i["id"] for i in good]
+
+
+def test_a_users_items_file_in_out_is_left_alone(tmp_path):
+    mine = tmp_path / "items.jsonl"
+    mine.write_text("my own notes\n")
+    report = dialeval.evaluate(ddpp_items(5), out=tmp_path, skip=LIGHT, bootstrap=0)
+    assert len(report.scores) == 5
+    assert mine.read_text() == "my own notes\n", "evaluate wrote over a file it did not create"
+
+
+def test_a_folder_in_use_is_refused_as_the_command_refuses_it(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    with open(out / ".dialeval.lock", "w") as held:
+        # Another run's hold on the folder (the lock the command and the library take).
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(dialeval.ResourceError, match="in use by another run"):
+            dialeval.evaluate(ddpp_items(3), out=out, skip=LIGHT, bootstrap=0)
+    assert len(dialeval.evaluate(ddpp_items(3), out=out, skip=LIGHT, bootstrap=0).scores) == 3
+
+
+def test_a_pipe_is_read_once(tmp_path):
+    items = ddpp_items(4)
+    fifo = tmp_path / "items.fifo"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen([sys.executable, "-c", f"import sys; open({str(fifo)!r}, 'w').write(sys.stdin.read())"], stdin=subprocess.PIPE, text=True)
+    writer.stdin.write("".join(json.dumps(i) + "\n" for i in items))
+    writer.stdin.close()
+    report = dialeval.evaluate(fifo, out=tmp_path / "out", skip=LIGHT, bootstrap=0)
+    assert writer.wait(timeout=30) == 0
+    assert [s["id"] for s in report.scores] == [i["id"] for i in items]
+
+
+CTRL_C = """
+import sys, json, dialeval
+items = [json.loads(line) for line in open(sys.argv[1])]
+try:
+    dialeval.evaluate(items, out=sys.argv[2], skip=("llm",), encoder=sys.argv[3], models=sys.argv[4], chunk=200, bootstrap=0)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(3)
+print("finished", flush=True)
+"""
+
+
+def test_ctrl_c_stops_a_long_run_within_seconds_and_the_next_call_resumes(tmp_path):
+    encoder = encoder_or_skip()
+    items = ddpp_items(4000)
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(i) + "\n" for i in items))
+    out = tmp_path / "out"
+    args = [sys.executable, "-c", CTRL_C, str(path), str(out), str(encoder), str(ROOT / "models")]
+    run = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Until a family has cached a chunk: the run is well under way.
+    deadline = time.monotonic() + 300
+    while not any((out / "metrics").rglob("*.json")) and time.monotonic() < deadline and run.poll() is None:
+        time.sleep(0.2)
+    time.sleep(2)
+    assert run.poll() is None, run.communicate()
+    run.send_signal(signal.SIGINT)
+    asked = time.monotonic()
+    stdout, stderr = run.communicate(timeout=60)
+    stopped = time.monotonic() - asked
+    assert run.returncode == 3 and "interrupted" in stdout, (run.returncode, stdout, stderr[-2000:])
+    assert stopped < 10, f"{stopped:.1f} s from Ctrl-C to the end"
+    assert any((out / "metrics").rglob("*.json")), "the finished chunks are cached"
+    # The next call takes the cached chunks and finishes.
+    report = dialeval.evaluate(items, out=out, skip=("llm",), encoder=encoder, models=ROOT / "models", chunk=200, bootstrap=0)
+    assert len(report.scores) == 4000
+    assert "chunks from the cache)" in (out / "report.md").read_text() or "| from the cache" in (out / "report.md").read_text()

@@ -635,6 +635,9 @@ impl PretrainedEncoder {
         // as one after the other. Other devices take them in turn (they run each batch
         // themselves).
         let forward = |chunk: &&[usize]| -> Result<Vec<Encoded>> {
+            if dialeval_common::interrupt::requested() {
+                return Err(Error::Interrupted);
+            }
             let (seq, b) = (chunk.first().map_or(0, |&i| encodings[i].get_ids().len()), chunk.len());
             // A tokenizer without special tokens gives an empty text no tokens: no states, and
             // nothing to run.

@@ -9,6 +9,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// Stopped by [`dialeval_common::interrupt`] (Ctrl-C in Python) between two batches.
+    #[error("interrupted")]
+    Interrupted,
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {

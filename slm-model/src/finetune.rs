@@ -392,9 +392,17 @@ fn batch_of(encoded: &[(Vec<u32>, Vec<u32>)], pairs: &[&TrainingPair], zero_shot
 }
 
 /// Scores `pairs` with `model` (no autodiff), 32 at a time: `P(good continuation)`.
-fn score(model: &CrossScorer, tokenizer: &PairTokenizer, zero_shot: Option<&ZeroShot>, pairs: &[TrainingPair], device: &Device) -> Result<Vec<f64>> {
+/// Pairs per forward pass when training measures its dev set (a pair's score may differ in
+/// the last bits with its batch mates: padding, kernel shapes).
+const DEV_BATCH: usize = 32;
+
+/// Pairs per forward pass when a [`FineTunedScorer`] scores: one, so that a pair's score never
+/// depends on the others scored with it, nor on how a corpus was cut into chunks or shards.
+const SCORE_BATCH: usize = 1;
+
+fn score(model: &CrossScorer, tokenizer: &PairTokenizer, zero_shot: Option<&ZeroShot>, pairs: &[TrainingPair], (device, batch): (&Device, usize)) -> Result<Vec<f64>> {
     let mut out = Vec::with_capacity(pairs.len());
-    for chunk in pairs.chunks(32) {
+    for chunk in pairs.chunks(batch.max(1)) {
         let refs: Vec<&TrainingPair> = chunk.iter().collect();
         let encoded: Vec<(Vec<u32>, Vec<u32>)> = refs.iter().map(|p| tokenizer.encode(p)).collect::<Result<_>>()?;
         let logits = model.logits(&batch_of(&encoded, &refs, zero_shot, device)?).into_data().convert::<f32>().try_into_vec::<f32>().map_err(|e| Error::Format(format!("scores: {e:?}")))?;
@@ -457,7 +465,7 @@ pub fn fine_tune(data: &FineTuneData, config: &FineTuneConfig, dir: &Path, progr
         }
         let seconds = started.elapsed().as_secs_f64();
         let valid = model.valid();
-        let scores = score(&valid, &tokenizer, zero_shot.as_ref(), data.dev, &plain)?;
+        let scores = score(&valid, &tokenizer, zero_shot.as_ref(), data.dev, (&plain, DEV_BATCH))?;
         let auc = roc_auc(&scores, &dev_labels).map_err(Error::DevSet)?;
         let log = RoundLog {
             round,
@@ -520,12 +528,13 @@ impl FineTunedScorer {
         &self.encoder_id
     }
 
-    /// `P(good continuation)` per pair, in order.
+    /// `P(good continuation)` per pair, in order, one at a time (a pair's score does not depend
+    /// on the others scored with it).
     ///
     /// # Errors
     /// A tokenizer failure or an unreadable model output.
     pub fn score(&self, pairs: &[TrainingPair]) -> Result<Vec<f64>> {
-        score(&self.model, &self.tokenizer, self.zero_shot.as_ref(), pairs, &self.device)
+        score(&self.model, &self.tokenizer, self.zero_shot.as_ref(), pairs, (&self.device, SCORE_BATCH))
     }
 }
 

@@ -543,19 +543,25 @@ struct RuberMeta {
 
 /// Scores (query, response) pairs with `model`, 256 at a time, collated by `collator` (whose
 /// settings must be the model's); `knowledge` (one per pair, or empty for none) is read when
-/// the model has the knowledge channel.
+/// the model has the knowledge channel. What training measures its dev set with; a pair's
+/// score may differ in the last bits with its batch mates (padding, kernel shapes), which
+/// [`RuberScorer::score_grounded`] avoids.
 ///
 /// # Errors
 /// Texts missing from the cache; [`Error::Config`] for a `knowledge` of another length.
 pub fn score_pairs(model: &Unreferenced, collator: &Collator, pairs: &[(&str, &str)], knowledge: &[Option<&str>]) -> Result<Vec<f64>> {
+    score_batched(model, collator, (pairs, knowledge), 256)
+}
+
+/// [`score_pairs`], `batch` pairs at a time.
+fn score_batched(model: &Unreferenced, collator: &Collator, (pairs, knowledge): (&[(&str, &str)], &[Option<&str>]), batch: usize) -> Result<Vec<f64>> {
     if !knowledge.is_empty() && knowledge.len() != pairs.len() {
         return Err(Error::Config(format!("{} knowledge texts for {} pairs", knowledge.len(), pairs.len())));
     }
-    const BATCH: usize = 256;
     let mut out = Vec::with_capacity(pairs.len());
     // Empty when no pair has knowledge: then every batch reads the "no knowledge" input.
-    let mut knowledge = knowledge.chunks(BATCH);
-    for chunk in pairs.chunks(BATCH) {
+    let mut knowledge = knowledge.chunks(batch);
+    for chunk in pairs.chunks(batch) {
         let (q, r): (Vec<&str>, Vec<&str>) = chunk.iter().copied().unzip();
         let (q, r) = (collator.queries(&q)?, collator.responses(&r)?);
         let k = match knowledge.next().filter(|_| collator.config.knowledge) {
@@ -695,11 +701,15 @@ impl RuberScorer {
     /// empty slice: none has), read when the model has the knowledge channel
     /// ([`RuberConfig::knowledge`]); the knowledge texts must be in `cache` too.
     ///
+    /// One pair at a time: a pair is computed with the same shapes (its own lengths, no
+    /// padding) whatever else is scored with it, so its score never depends on how a corpus
+    /// was cut into chunks or shards (batched, the last bits would).
+    ///
     /// # Errors
     /// Texts missing from the cache, a knowledge slice of another length than `pairs`.
     pub fn score_grounded(&self, cache: &EmbeddingCache, pairs: &[(&str, &str)], knowledge: &[Option<&str>]) -> Result<Vec<f64>> {
         self.check_encoder(cache.encoder_id(), cache.dim())?;
-        score_pairs(&self.model, &Collator::new(cache, &self.config, &self.device), pairs, knowledge)
+        score_batched(&self.model, &Collator::new(cache, &self.config, &self.device), (pairs, knowledge), 1)
     }
 
     /// Whether the states of encoder `id` (its fingerprint, when known) of width `dim` are the

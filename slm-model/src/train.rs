@@ -462,15 +462,24 @@ struct Predictor<'a> {
     featurizer: &'a Featurizer,
     mode: Mode,
     device: &'a Device,
+    /// Examples per forward pass.
+    batch: usize,
 }
 
+/// Examples per forward pass when training measures its dev set.
+const DEV_BATCH: usize = 64;
+
+/// Examples per forward pass when a [`Scorer`] scores: one, so that an example is computed with
+/// the same shapes (its own lengths, no padding) whatever else is scored with it, and its score
+/// never depends on how a corpus was cut into chunks or shards (batched, the last bits would).
+const SCORE_BATCH: usize = 1;
+
 impl Predictor<'_> {
-    /// Scores examples, 64 at a time; under [`Graphs::Withhold`] every graph is replaced by the
-    /// "no graph" input.
+    /// Scores examples, [`Predictor::batch`] at a time; under [`Graphs::Withhold`] every graph
+    /// is replaced by the "no graph" input.
     fn predict(&self, examples: &[Example], vectors: Option<&dyn SentenceVectors>, graphs: Graphs) -> Result<Vec<f64>> {
-        const BATCH: usize = 64;
         let mut out = Vec::with_capacity(examples.len());
-        for chunk in examples.chunks(BATCH) {
+        for chunk in examples.chunks(self.batch.max(1)) {
             let refs: Vec<&Example> = chunk.iter().collect();
             let withheld = vec![graphs == Graphs::Withhold; refs.len()];
             let p: Vec<f32> = self
@@ -605,7 +614,7 @@ pub fn train(data: &TrainingData, config: &TrainConfig, dir: &Path, progress: &d
             progress(epoch, step + 1, steps);
         }
         let valid = model.valid();
-        let scores = Predictor { model: &valid, featurizer: &featurizer, mode: config.mode, device: &plain }.predict(&dev_examples, vectors, Graphs::Use)?;
+        let scores = Predictor { model: &valid, featurizer: &featurizer, mode: config.mode, device: &plain, batch: DEV_BATCH }.predict(&dev_examples, vectors, Graphs::Use)?;
         let auc = roc_auc(&scores, &dev_labels).map_err(Error::DevSet)?;
         let log = EpochLog {
             epoch,
@@ -662,7 +671,8 @@ impl Scorer {
         Ok(Self { model, featurizer, mode, context_turns: config.context_turns, device })
     }
 
-    /// `P(good continuation)` per pair, in order, batched by 64. A model with the pretrained
+    /// `P(good continuation)` per pair, in order, one at a time (a pair's
+    /// score does not depend on the others scored with it). A model with the pretrained
     /// text head needs the sentence vectors of every context and response (and, with the
     /// knowledge channel, of each pair's knowledge), from the encoder it was trained with.
     ///
@@ -679,7 +689,7 @@ impl Scorer {
     /// As [`Scorer::score`].
     pub fn score_with(&self, pairs: &[TrainingPair], vectors: Option<&dyn SentenceVectors>, graphs: Graphs) -> Result<Vec<f64>> {
         let examples = featurize(&self.featurizer, pairs, vectors)?;
-        Predictor { model: &self.model, featurizer: &self.featurizer, mode: self.mode, device: &self.device }.predict(&examples, vectors, graphs)
+        Predictor { model: &self.model, featurizer: &self.featurizer, mode: self.mode, device: &self.device, batch: SCORE_BATCH }.predict(&examples, vectors, graphs)
     }
 
     /// The device it scores on.

@@ -83,6 +83,9 @@ struct Args {
 fn run<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Result<Value, String> {
     let args = <Args as clap::Parser>::parse_from(args);
     let boot = BootstrapConfig { confidence: args.confidence, resamples: args.resamples, seed: args.seed };
+    // The library's check, as `evaluate` and Python make it: a confidence in (0, 1), at least
+    // 2 resamples.
+    dialeval_eval::settings::check_report(&dialeval_metrics::report::ReportConfig { confidence: boot.confidence, bootstrap: Some(boot), ..Default::default() }).map_err(|e| e.to_string())?;
     let nan_policy = match args.nan_policy {
         Nan::Propagate => NanPolicy::Propagate,
         Nan::Omit => NanPolicy::Omit,

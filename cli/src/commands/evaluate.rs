@@ -30,11 +30,9 @@ use dialeval_eval::lock::OutputLock;
 use dialeval_eval::models::{Built, Compute, FamilyName, JobFamilies, JobObserver, ModelBundle, ModelSettings, ModelSource, Retrain, add_families, default_cache_dir};
 use dialeval_eval::parse::ParseStore;
 use dialeval_eval::shard::{Shard, ShardScores, merge};
-use dialeval_eval::{Evaluation, Event, FamilyCache, ItemSource, JsonlSource, Pipeline, Report, Scored};
+use dialeval_eval::{Evaluation, Event, FamilyCache, ItemSource, JsonlSource, Pipeline, Report, RunSettings, Scored};
 use dialeval_llm_prompt::prompt::{Templates, Variant};
 use dialeval_llm_prompt::{CachedClient, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
-use dialeval_metrics::inference::BootstrapConfig;
-use dialeval_metrics::report::ReportConfig;
 
 type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -169,6 +167,10 @@ pub fn main<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> ExitCode {
 }
 
 fn run(args: Args) -> AnyResult<()> {
+    // Checked by the library, before anything is read or locked (the same errors as Rust's and
+    // Python's).
+    let settings = RunSettings { chunk: args.chunk, bootstrap: args.bootstrap, ..RunSettings::default() };
+    let config = settings.report_config()?;
     // One run per output folder: a second `evaluate` into the same --out stops here.
     let lock = OutputLock::acquire(&args.out)?;
     if let Some(owner) = lock.stale_owner() {
@@ -221,8 +223,6 @@ fn run(args: Args) -> AnyResult<()> {
         let c = *coverage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         eprintln!("evaluate: AMR for {} of {} utterances", c.with_amr, c.turns);
     };
-    let mut config = ReportConfig::default();
-    config.bootstrap = config.bootstrap.filter(|_| args.bootstrap > 0).map(|b| BootstrapConfig { resamples: args.bootstrap, ..b });
     let bar = std::sync::Mutex::new(Reporter::default());
     if let Some(Command::Merge { shards }) = &args.command {
         if args.shard.is_some() {
@@ -285,7 +285,7 @@ fn run(args: Args) -> AnyResult<()> {
     if let Some((_, bar)) = training.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
         bar.finish();
     }
-    let done = Evaluation::of_source(items.as_ref()).pipeline(pipeline).chunk_items(args.chunk).analysis(config).observe(|event| report(event, &bar)).run()?;
+    let done = Evaluation::of_source(items.as_ref()).pipeline(pipeline).settings(&settings).observe(|event| report(event, &bar)).run()?;
     covered();
     eprintln!("evaluate: writing the report …");
     done.write(&args.out)?;

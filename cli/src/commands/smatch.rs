@@ -6,10 +6,13 @@
 //! ```text
 //! cargo run --release --example smatch -- TEST_FILE GOLD_FILE [--restarts N] [--seed S]
 //! ```
-//! A pair in which either graph is malformed is printed as `{"index", "error"}` and left out of
-//! the corpus counts (the final object says how many). Files with different numbers of graphs
-//! are an error (exit status 1), as in smatch.py. Stray text between graphs is reported on
-//! stderr and takes no graph's place in the pairing.
+//! A pair in which either graph is malformed is printed as `{"index", "error"}` and counts
+//! against the corpus score as a pair with no match (`SmatchScore::failed`: the triples of the
+//! graph that was read stay in their denominator), so a parser that emits broken graphs never
+//! scores above one that emits wrong ones; the final object says how many failed. When no pair
+//! can be read the command exits with status 1 after printing them. Files with different
+//! numbers of graphs are an error (exit status 1), as in smatch.py. Stray text between graphs
+//! is reported on stderr and takes no graph's place in the pairing.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
@@ -53,19 +56,22 @@ fn run(args: &Args) -> Result<(), String> {
     let mut corpus = SmatchScore::default();
     let mut failed = 0;
     let triples = |r: &Result<Tree, String>| -> Result<SmatchTriples, String> { SmatchTriples::from_tree(r.as_ref().map_err(Clone::clone)?).map_err(|e| e.to_string()) };
-    let pairs: Vec<Result<(SmatchTriples, SmatchTriples), String>> = test.iter().zip(&gold).map(|(t, g)| Ok((triples(t)?, triples(g)?))).collect();
+    let pairs: Vec<(Result<SmatchTriples, String>, Result<SmatchTriples, String>)> = test.iter().zip(&gold).map(|(t, g)| (triples(t), triples(g))).collect();
     // Every readable pair is matched on all cores; the output keeps the pair order.
-    let readable: Vec<(&SmatchTriples, &SmatchTriples)> = pairs.iter().filter_map(|p| p.as_ref().ok().map(|(t, g)| (t, g))).collect();
+    let readable: Vec<(&SmatchTriples, &SmatchTriples)> = pairs.iter().filter_map(|(t, g)| Some((t.as_ref().ok()?, g.as_ref().ok()?))).collect();
     let mut scores = smatch.score_pairs(&readable).into_iter();
-    for (index, pair) in pairs.iter().enumerate() {
-        let line = match pair {
-            Ok(_) => {
+    for (index, (t, g)) in pairs.iter().enumerate() {
+        let line = match (t, g) {
+            (Ok(_), Ok(_)) => {
                 let s = scores.next().ok_or_else(|| format!("pair {index}: no score"))?;
                 corpus += s;
                 score_json(Some(index), &s)
             }
-            Err(error) => {
+            (t, g) => {
+                // Counted as a pair with no match: the readable side's triples stay in.
                 failed += 1;
+                corpus += SmatchScore::failed(t.as_ref().ok(), g.as_ref().ok());
+                let error = [t, g].into_iter().filter_map(|side| side.as_ref().err()).cloned().collect::<Vec<_>>().join("; ");
                 json!({"index": index, "error": error})
             }
         };
@@ -74,7 +80,14 @@ fn run(args: &Args) -> Result<(), String> {
     let mut summary = score_json(None, &corpus);
     summary["pairs_failed"] = json!(failed);
     writeln!(out, "{}", json!({ "corpus": summary })).map_err(|e| e.to_string())?;
-    out.flush().map_err(|e| e.to_string())
+    out.flush().map_err(|e| e.to_string())?;
+    if failed > 0 && failed == pairs.len() {
+        return Err(format!("no pair could be read ({failed} of {} failed): there is no score", pairs.len()));
+    }
+    if failed > 0 {
+        eprintln!("smatch: {failed} of {} pairs could not be read; each counts as a pair with no match", pairs.len());
+    }
+    Ok(())
 }
 
 fn read(path: &Path) -> Result<Vec<Result<Tree, String>>, String> {

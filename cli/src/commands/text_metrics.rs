@@ -9,7 +9,7 @@
 //! `bp`), `rouge` and `rouge_stem` (`rouge1`/`rouge2`/`rougeL` × `precision`/`recall`/
 //! `fmeasure`) and `meteor`, with the field names of the Python references; a malformed line
 //! gives `{"line", "error"}` instead. The last line is `{"corpus_bleu": ...}` over the good
-//! lines. METEOR needs WordNet 3.0 (`apt-get install wordnet-base`).
+//! lines; a file of which no line could be scored exits with status 1. METEOR needs WordNet 3.0 (`apt-get install wordnet-base`).
 
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::process::ExitCode;
@@ -55,6 +55,7 @@ fn run<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Result<(), Box<dy
     let meteor = Meteor::new(Arc::new(WordNet::load_default()?), MeteorParams::default())?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     let (mut hyps, mut refs): (Vec<String>, Vec<Vec<String>>) = (Vec::new(), Vec::new());
+    let mut bad = 0_usize;
     for (n, line) in BufReader::new(file).lines().enumerate() {
         let line = line.map_err(|e| format!("{path}: {e}"))?;
         if line.trim().is_empty() {
@@ -75,12 +76,22 @@ fn run<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Result<(), Box<dy
             refs.push(r);
             Ok(result)
         })();
-        let value = item.unwrap_or_else(|error| json!({"line": n + 1, "error": format!("{path}:{}: {error}", n + 1)}));
+        let value = item.unwrap_or_else(|error| {
+            bad += 1;
+            json!({"line": n + 1, "error": format!("{path}:{}: {error}", n + 1)})
+        });
         writeln!(out, "{value}")?;
     }
     let hyp_refs: Vec<&str> = hyps.iter().map(String::as_str).collect();
     let corpus_bleu = if hyps.is_empty() { Value::Null } else { bleu_json(&corpus.corpus(&hyp_refs, &refs)?) };
     writeln!(out, "{}", json!({ "corpus_bleu": corpus_bleu }))?;
     out.flush()?;
+    // A file of which no line could be scored has no result: an error, not an empty success.
+    if hyps.is_empty() {
+        return Err(if bad == 0 { format!("{path}: no pairs (the file is empty or has only blank lines)") } else { format!("{path}: none of its {bad} lines could be scored") }.into());
+    }
+    if bad > 0 {
+        eprintln!("text_metrics: {bad} lines could not be scored (named in the output); corpus BLEU is over the other {}", hyps.len());
+    }
     Ok(())
 }

@@ -43,8 +43,10 @@ impl MetricFamily for FineTunedFamily {
         "fine_tuned"
     }
 
+    /// 2: each item scored on its own (not in batches of 32), so that no score depends on how
+    /// the corpus was cut.
     fn version(&self) -> &'static str {
-        "fine_tuned/1"
+        "fine_tuned/2"
     }
 
     fn settings(&self) -> FineTunedSettings {

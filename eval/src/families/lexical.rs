@@ -9,13 +9,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use dialeval_datasets::DialogueItem;
 use dialeval_metrics::text::bleu::{Bleu, BleuConfig};
 use dialeval_metrics::text::meteor::{Meteor, MeteorParams};
-use dialeval_metrics::text::rouge::{Rouge, Stemming};
+use dialeval_metrics::text::rouge::{MAX_LCS_CELLS, Rouge, Stemming};
 use dialeval_metrics::text::wordnet::WordNet;
 use serde::Serialize;
 
 use crate::digest::{FileDigest, sha256};
 use crate::error::Result;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, referenced_items, response, unscored_notes};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, referenced_items, response, unscored_notes};
 use crate::table::Column;
 
 /// The lexical-overlap metrics. METEOR needs WordNet; without it the family says so in a note,
@@ -114,9 +114,10 @@ impl MetricFamily for LexicalFamily {
         "lexical"
     }
 
-    /// 2: empty responses and references are left out, named in a note.
+    /// 2: empty responses and references are left out, named in a note. 3: a pair too long for
+    /// ROUGE-L's LCS table ([`MAX_LCS_CELLS`]) leaves its ROUGE-L cell empty, named in a note.
     fn version(&self) -> &'static str {
-        "lexical/2"
+        "lexical/3"
     }
 
     fn settings(&self) -> LexicalSettings {
@@ -135,26 +136,42 @@ impl MetricFamily for LexicalFamily {
         }
         let rouge = Rouge::new(self.rouge_stemming);
         let done = AtomicUsize::new(0);
-        let scored = dialeval_common::par_map(&at, |&i| -> Result<(f64, f64, Option<f64>)> {
+        let scored = dialeval_common::par_map(&at, |&i| -> Result<(f64, Option<f64>, Option<f64>)> {
+            if dialeval_common::interrupt::requested() {
+                return Err(crate::Error::Interrupted);
+            }
             let refs: Vec<&str> = items[i].references.iter().map(String::as_str).collect();
             let hyp = response(&items[i]);
             let meteor = match &self.meteor {
                 Ok((meteor, _, _)) => Some(meteor.score(hyp, &refs)?),
                 Err(_) => None,
             };
-            let row = (self.bleu.sentence(hyp, &refs)?.score, rouge.score_multi(hyp, &refs)?.rouge_l.fmeasure, meteor);
+            // A pair too long for ROUGE-L's LCS table is an empty cell, named in the notes.
+            let rouge_l = match rouge.score_multi_until(hyp, &refs, &dialeval_common::interrupt::requested) {
+                Ok(s) => Some(s.rouge_l.fmeasure),
+                Err(dialeval_metrics::Error::TooLong { .. }) => None,
+                Err(e) => return Err(e.into()),
+            };
+            let row = (self.bleu.sentence(hyp, &refs)?.score, rouge_l, meteor);
             progress(done.fetch_add(1, Ordering::Relaxed) + 1, at.len());
             Ok(row)
         });
         let (mut b, mut r, mut m) = (Vec::new(), Vec::new(), Vec::new());
-        for row in scored {
+        let (mut r_at, mut too_long) = (Vec::new(), Vec::new());
+        for (row, &i) in scored.into_iter().zip(&at) {
             let (bleu, rouge_l, meteor) = row?;
             b.push(bleu);
-            r.push(rouge_l);
+            match rouge_l {
+                Some(v) => {
+                    r.push(v);
+                    r_at.push(i);
+                }
+                None => too_long.push(items[i].id.as_str()),
+            }
             m.extend(meteor);
         }
         let n = items.len();
-        let mut columns = vec![Column::spread("BLEU-4", n, &at, &b)?, Column::spread("ROUGE-L", n, &at, &r)?];
+        let mut columns = vec![Column::spread("BLEU-4", n, &at, &b)?, Column::spread("ROUGE-L", n, &r_at, &r)?];
         let mut scores = match &self.meteor {
             Ok(_) => {
                 columns.push(Column::spread("METEOR", n, &at, &m)?);
@@ -163,6 +180,12 @@ impl MetricFamily for LexicalFamily {
             Err(why) => FamilyScores::new(columns).with_note(why.clone()),
         };
         scores.notes.extend(unscored_notes(items));
+        scores.notes.push(Note::items(
+            format!("ROUGE-L: {{n}} items are too long for its LCS table (more than {MAX_LCS_CELLS} response × reference tokens) and are not scored: {{names}}"),
+            &too_long,
+            10,
+            ", ",
+        ));
         Ok(FamilyOutput::Scored(scores))
     }
 }

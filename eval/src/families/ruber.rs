@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::families::embedding::MemoEmbedder;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, empty_context_note, empty_response_note, referenced_items, responding_items, response, unscored_notes};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, Whole, empty_context_note, empty_response_note, referenced_items, responding_items, response, unscored_notes};
 use crate::models::{CheckpointIdentity, EncoderSide, SharedCache};
 use crate::table::{Column, ScoreTable};
 
@@ -66,9 +66,11 @@ impl MetricFamily for BertRuberFamily {
     }
 
     /// 2: empty responses and references leave the referenced score out. 3: a blank response
-    /// leaves the unreferenced score out too, and an empty context is counted.
+    /// leaves the unreferenced score out too, and an empty context is counted. 4: every item
+    /// with a reference gets its referenced score whatever the chunk holds (the corpus decides
+    /// the hybrids), and the referenced notes are always counted.
     fn version(&self) -> &'static str {
-        "bert_ruber/3"
+        "bert_ruber/4"
     }
 
     fn settings(&self) -> RuberSettings {
@@ -94,8 +96,12 @@ impl MetricFamily for BertRuberFamily {
         let unref_values: Vec<f64> = with_response.iter().map(|&i| unreferenced[i]).collect();
         let mut columns = vec![Column::spread("BERT-RUBER-unref", n, &with_response, &unref_values)?];
         let at = referenced_items(items);
+        // Every item with a reference gets its referenced score, however few there are in this
+        // chunk; whether the corpus has enough for the hybrids is decided over the whole, in
+        // `finish`.
         let mut scores_notes = vec![empty_response_note(items), empty_context_note(items)];
-        if at.len() >= 2 {
+        scores_notes.extend(unscored_notes(items).into_iter().map(|note| note.prefixed("referenced score and hybrids: ")));
+        if !at.is_empty() {
             // Chunk by chunk, as the embedding family: one chunk's token vectors in memory.
             let mut referenced: Vec<f64> = Vec::with_capacity(at.len());
             for chunk in at.chunks(crate::families::embedding::CHUNK_ITEMS) {
@@ -105,27 +111,30 @@ impl MetricFamily for BertRuberFamily {
                     referenced.push(over_references(x, &refs.iter().map(Arc::as_ref).collect::<Vec<&TokenEmbeddings>>(), self.rule, |a, b| referenced_score_of(a, b, Pooling::MaxMin))?);
                 }
             }
-            let unref: Vec<f64> = at.iter().map(|&i| unreferenced[i]).collect();
-            columns.push(Column::spread("BERT-RUBER-ref", n, &at, &referenced)?);
-            scores_notes.extend(unscored_notes(items).into_iter().map(|note| note.prefixed("referenced score and hybrids: ")));
-            columns.extend(hybrid_columns(n, &at, &unref, &referenced)?);
-        } else {
-            scores_notes.push(Note::text("fewer than two items have a reference: no referenced score or hybrids"));
+            columns.push(Column::spread(REFERENCED, n, &at, &referenced)?);
         }
         let mut scores = FamilyScores::new(columns);
         scores.notes = scores_notes;
         Ok(FamilyOutput::Scored(scores))
     }
 
-    /// The hybrids normalised over the whole corpus, not each chunk.
-    fn finish(&self, columns: Vec<Column>) -> Result<Vec<Column>> {
-        let mut table = ScoreTable::new(columns.first().map_or(0, |c| c.values.len()));
-        for c in columns {
+    /// The hybrids, normalised over the whole corpus (not each chunk), when at least two of its
+    /// items have both scores; otherwise a note says why there are none.
+    fn finish(&self, whole: Whole) -> Result<Whole> {
+        let mut table = ScoreTable::new(whole.columns.first().map_or(0, |c| c.values.len()));
+        for c in whole.columns {
             table.push(c)?;
         }
-        Ok(recompute_hybrids(table)?.columns().to_vec())
+        let table = recompute_hybrids(table)?;
+        let mut notes = whole.notes;
+        notes.retain(|n| !is_hybrid_note(n));
+        notes.extend(hybrid_note(&table));
+        Ok(Whole { columns: table.into_columns(), notes })
     }
 }
+
+/// The referenced score's column.
+const REFERENCED: &str = "BERT-RUBER-ref";
 
 /// The hybrids, in column order: their names and strategies.
 const HYBRIDS: [(&str, HybridStrategy); 4] =
@@ -142,26 +151,65 @@ pub fn hybrid_columns(n: usize, at: &[usize], unreferenced: &[f64], referenced: 
     HYBRIDS.iter().map(|&(name, s)| Column::spread(name, n, at, &hybrid(&nu, &nr, s)?)).collect()
 }
 
-/// `table` with its BERT-RUBER hybrid columns (if any) computed again from its unreferenced and
-/// referenced columns: what a merge of shards does, since the hybrids are relative to the corpus.
+/// `table` with its BERT-RUBER hybrid columns computed again from its unreferenced and
+/// referenced columns over the items that have both, right after the referenced column, when
+/// at least two items do (without hybrids otherwise): what a family's `finish` and a merge of
+/// shards do, since the hybrids are relative to the corpus. A table without the two columns is
+/// given back as it is.
 ///
 /// # Errors
 /// As [`hybrid_columns`].
 pub fn recompute_hybrids(table: ScoreTable) -> Result<ScoreTable> {
     let find = |name: &str| table.columns().iter().find(|c| c.metric.as_str() == name);
-    let (Some(unref), Some(referenced)) = (find("BERT-RUBER-unref"), find("BERT-RUBER-ref")) else { return Ok(table) };
-    if !table.columns().iter().any(|c| HYBRIDS.iter().any(|(h, _)| c.metric.as_str() == *h)) {
-        return Ok(table);
-    }
+    let (Some(unref), Some(referenced)) = (find("BERT-RUBER-unref"), find(REFERENCED)) else { return Ok(table) };
     let at: Vec<usize> = (0..table.items()).filter(|&i| unref.values[i].is_some() && referenced.values[i].is_some()).collect();
     let pick = |c: &Column| at.iter().filter_map(|&i| c.values[i]).collect::<Vec<f64>>();
-    let mut hybrids = hybrid_columns(table.items(), &at, &pick(unref), &pick(referenced))?;
+    let (u, r) = (pick(unref), pick(referenced));
+    let hybrids = if at.len() >= 2 && !constant(&u) && !constant(&r) { hybrid_columns(table.items(), &at, &u, &r)? } else { Vec::new() };
     let mut out = ScoreTable::new(table.items());
+    let mut hybrids = Some(hybrids);
     for column in table.into_columns() {
-        match hybrids.iter().position(|h| h.metric == column.metric) {
-            Some(h) => out.push(hybrids.swap_remove(h))?,
-            None => out.push(column)?,
+        if HYBRIDS.iter().any(|(h, _)| column.metric.as_str() == *h) {
+            continue;
+        }
+        let after = column.metric.as_str() == REFERENCED;
+        out.push(column)?;
+        if after {
+            for h in hybrids.take().unwrap_or_default() {
+                out.push(h)?;
+            }
         }
     }
     Ok(out)
 }
+
+/// Whether min-max normalisation cannot spread `values` (all the same).
+fn constant(values: &[f64]) -> bool {
+    values.windows(2).all(|w| w[0] == w[1])
+}
+
+/// Why a table with BERT-RUBER's columns has no hybrids (fewer than two items with both
+/// scores, or scores the same for every item), for the family's notes; `None` when it has
+/// them, or has no BERT-RUBER column.
+pub fn hybrid_note(table: &ScoreTable) -> Option<Note> {
+    table.column(&"BERT-RUBER-unref".into())?;
+    if table.columns().iter().any(|c| c.metric.as_str() == HYBRIDS[0].0) {
+        return None;
+    }
+    let with_reference = table.column(&REFERENCED.into()).map_or(0, Column::count);
+    Some(Note::text(match with_reference {
+        0 => NO_REFERENCE,
+        1 => ONE_REFERENCE,
+        _ => CONSTANT,
+    }))
+}
+
+/// Whether `note` is one of [`hybrid_note`]'s (decided over the whole corpus: a merge of shards
+/// decides it again).
+pub fn is_hybrid_note(note: &Note) -> bool {
+    matches!(note, Note::Text { text } if [NO_REFERENCE, ONE_REFERENCE, CONSTANT].contains(&text.as_str()))
+}
+
+const NO_REFERENCE: &str = "no item has a response and a reference: no referenced score or hybrids";
+const ONE_REFERENCE: &str = "one item has a response and a reference: its referenced score, but no hybrids (they are min-max normalised over two or more items)";
+const CONSTANT: &str = "the unreferenced or the referenced score is the same for every item with both: no hybrids (min-max normalisation cannot spread them)";

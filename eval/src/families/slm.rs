@@ -52,9 +52,10 @@ impl MetricFamily for SlmFamily {
 
     /// 2: unreadable response graphs are named and not counted as graphs. 3: a blank response
     /// is an empty cell, an empty context is counted; graphs beyond the reader's limits are
-    /// unreadable graphs.
+    /// unreadable graphs. 4: each item scored on its own (not in batches), so that no score
+    /// depends on how the corpus was cut.
     fn version(&self) -> &'static str {
-        "slm/3"
+        "slm/4"
     }
 
     fn settings(&self) -> SlmSettings {

@@ -76,3 +76,27 @@ pub fn temp(test: &str, name: &str) -> std::path::PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     d
 }
+
+/// The files of `dir` that must not depend on how a run was cut.
+pub const CUT_FREE_FILES: [&str; 2] = ["scores.jsonl", "correlations.json"];
+
+/// `CUT_FREE_FILES` of `dir`, read.
+pub fn cut_free_files(dir: &std::path::Path) -> Vec<Vec<u8>> {
+    CUT_FREE_FILES.iter().map(|f| std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{}: {e}", dir.join(f).display()))).collect()
+}
+
+/// The report of `items` cut into `shards` shards, each scored by `run` (a fresh evaluation of
+/// the shard's items) and merged as `evaluate merge` does.
+pub fn merged_report(items: &[DialogueItem], shards: usize, run: &dyn Fn(&[DialogueItem]) -> dialeval_eval::Report, config: &dialeval_metrics::report::ReportConfig) -> dialeval_eval::Report {
+    use dialeval_eval::shard::{Shard, ShardScores, merge};
+    let digest = dialeval_eval::digest::items_digest(items).unwrap_or_else(|e| panic!("{e}"));
+    let parts: Vec<ShardScores> = (1..=shards)
+        .map(|index| {
+            let shard = Shard { index, of: shards };
+            ShardScores::of(shard, &digest, &run(&shard.select(items))).unwrap_or_else(|e| panic!("{e}"))
+        })
+        .collect();
+    let scan = dialeval_eval::Pipeline::new().run(items, &|_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let (table, runs) = merge(&scan.rows.ids, &scan.digest, &parts).unwrap_or_else(|e| panic!("merge of {shards} shards: {e}"));
+    dialeval_eval::Report::analyse(dialeval_eval::Scored { table, runs, ..scan }, config, &|_| {}).unwrap_or_else(|e| panic!("{e}"))
+}

@@ -114,13 +114,31 @@ impl Rouge {
     /// F-measure (rouge-score's `score_multi`).
     ///
     /// # Errors
-    /// [`Error::Empty`] when `references` is empty.
+    /// [`Error::Empty`] when `references` is empty; [`Error::TooLong`] when the hypothesis and a
+    /// reference have more than [`MAX_LCS_CELLS`] token pairs (see [`rouge_l_bounded`]).
     pub fn score_multi(&self, hypothesis: &str, references: &[&str]) -> Result<RougeScores> {
+        self.score_multi_until(hypothesis, references, &|| false)
+    }
+
+    /// [`Rouge::score_multi`], stopped with [`Error::Interrupted`] soon after `stop()` says so
+    /// (it is asked about every 10 ms of LCS work): how a binding lets Ctrl-C through.
+    ///
+    /// # Errors
+    /// As [`Rouge::score_multi`], and [`Error::Interrupted`].
+    pub fn score_multi_until(&self, hypothesis: &str, references: &[&str], stop: &dyn Fn() -> bool) -> Result<RougeScores> {
         if references.is_empty() {
             return Err(Error::Empty("ROUGE needs at least one reference"));
         }
         let hyp = self.tokens(hypothesis);
-        let all: Vec<RougeScores> = references.iter().map(|r| score_tokens(&hyp, &self.tokens(r))).collect();
+        let all: Vec<RougeScores> = references
+            .iter()
+            .map(|r| {
+                let reference = self.tokens(r);
+                let mut ids = TokenIds::default();
+                let (h, r) = (ids.map(&hyp), ids.map(&reference));
+                Ok(RougeScores { rouge1: rouge_n(&h, &r, 1), rouge2: rouge_n(&h, &r, 2), rouge_l: rouge_l_bounded(&h, &r, MAX_LCS_CELLS, stop)? })
+            })
+            .collect::<Result<_>>()?;
         let best = |f: fn(&RougeScores) -> PrfScore| {
             let mut best = f(&all[0]);
             for s in &all[1..] {
@@ -148,10 +166,10 @@ pub fn rouge_n<T: std::hash::Hash + Eq>(hypothesis: &[T], reference: &[T], n: us
     PrfScore::new(overlap / f64::from(h.total().max(1)), overlap / f64::from(r.total().max(1)))
 }
 
-/// ROUGE-L: longest common subsequence.
+/// ROUGE-L: longest common subsequence, without a limit ([`rouge_l_bounded`] has one).
 ///
 /// # Complexity
-/// O(|reference| · |hypothesis|) time, O(|hypothesis|) memory.
+/// O(|reference| · |hypothesis|) time, O(min(|reference|, |hypothesis|)) memory.
 pub fn rouge_l<T: Eq>(hypothesis: &[T], reference: &[T]) -> PrfScore {
     if reference.is_empty() || hypothesis.is_empty() {
         return PrfScore::default();
@@ -160,16 +178,55 @@ pub fn rouge_l<T: Eq>(hypothesis: &[T], reference: &[T]) -> PrfScore {
     PrfScore::new(lcs / hypothesis.len() as f64, lcs / reference.len() as f64)
 }
 
+/// The most token pairs (|hypothesis| × |reference|) ROUGE-L's LCS table may have in
+/// [`Rouge::score_multi`] and [`rouge_l_bounded`]: 4·10⁸, about a second of work on one core
+/// (two texts of 20,000 words each). Dialogue responses and references are far below it; a
+/// longer pair is refused with [`Error::TooLong`] (the main job leaves its ROUGE-L cell empty
+/// and names the item) instead of running for minutes. rouge-score is quadratic too, with no
+/// limit.
+pub const MAX_LCS_CELLS: u64 = 400_000_000;
+
+/// ROUGE-L with a limit on the LCS table (`max_cells` token pairs) and a way to stop it:
+/// `stop()` is asked every ~4 million cells (about 10 ms).
+///
+/// # Complexity
+/// O(|reference| · |hypothesis|) time, O(min(|reference|, |hypothesis|)) memory.
+///
+/// # Errors
+/// [`Error::TooLong`] beyond `max_cells`; [`Error::Interrupted`] when `stop()` said so.
+pub fn rouge_l_bounded<T: Eq>(hypothesis: &[T], reference: &[T], max_cells: u64, stop: &dyn Fn() -> bool) -> Result<PrfScore> {
+    let cells = hypothesis.len() as u64 * reference.len() as u64;
+    if cells > max_cells {
+        return Err(Error::TooLong { metric: "ROUGE-L", size: format!("{} × {} tokens = {cells} LCS cells", hypothesis.len(), reference.len()), limit: format!("{max_cells} cells") });
+    }
+    if reference.is_empty() || hypothesis.is_empty() {
+        return Ok(PrfScore::default());
+    }
+    let lcs = lcs_length_until(reference, hypothesis, stop).ok_or(Error::Interrupted)? as f64;
+    Ok(PrfScore::new(lcs / hypothesis.len() as f64, lcs / reference.len() as f64))
+}
+
 fn lcs_length<T: Eq>(a: &[T], b: &[T]) -> usize {
+    lcs_length_until(a, b, &|| false).unwrap_or(0)
+}
+
+/// The LCS length with one row of the table in memory (the shorter text along it), or `None`
+/// when `stop()` said so.
+fn lcs_length_until<T: Eq>(a: &[T], b: &[T], stop: &dyn Fn() -> bool) -> Option<usize> {
+    let (a, b) = if b.len() > a.len() { (b, a) } else { (a, b) };
     let mut prev = vec![0_usize; b.len() + 1];
     let mut cur = vec![0_usize; b.len() + 1];
-    for x in a {
+    let rows_per_check = (1 << 22) / b.len().max(1) + 1;
+    for (i, x) in a.iter().enumerate() {
+        if i % rows_per_check == rows_per_check - 1 && stop() {
+            return None;
+        }
         for (j, y) in b.iter().enumerate() {
             cur[j + 1] = if x == y { prev[j] + 1 } else { prev[j + 1].max(cur[j]) };
         }
         std::mem::swap(&mut prev, &mut cur);
     }
-    prev[b.len()]
+    Some(prev[b.len()])
 }
 
 #[cfg(test)]
@@ -190,5 +247,20 @@ mod tests {
         assert!((s.rouge1.recall - 1.0).abs() < 1e-15);
         assert!((s.rouge1.precision - 2.0 / 3.0).abs() < 1e-15, "hypothesis first: precision over its 3 tokens");
         assert!(r.score_multi("a", &[]).is_err());
+    }
+
+    #[test]
+    fn the_lcs_is_bounded_interruptible_and_symmetric_in_memory() {
+        let (a, b): (Vec<u32>, Vec<u32>) = ((0..300).map(|k| k % 7).collect(), (0..40).map(|k| k % 5).collect());
+        assert_eq!(lcs_length(&a, &b), lcs_length(&b, &a), "the shorter text along the row");
+        let bounded = rouge_l_bounded(&a, &b, 300 * 40, &|| false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(bounded, rouge_l(&a, &b));
+        assert!(matches!(rouge_l_bounded(&a, &b, 300 * 40 - 1, &|| false), Err(Error::TooLong { .. })));
+        // Long enough to be asked: stopped at once.
+        let long: Vec<u32> = (0..100_000).map(|k| k % 11).collect();
+        assert!(matches!(rouge_l_bounded(&long, &long, u64::MAX, &|| true), Err(Error::Interrupted)));
+        let words = "w ".repeat(20_001);
+        let err = Rouge::new(Stemming::None).score_multi(&words, &[&words]).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("too long for ROUGE-L: 20001 × 20001 tokens"), "{err}");
     }
 }

@@ -14,14 +14,17 @@ how each metric agrees with the human ratings.
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 from . import _dialeval
-from ._dialeval import InputError
+from ._dialeval import DialevalError, InputError, ResourceError
 
 __all__ = ["Report", "evaluate"]
 
@@ -57,7 +60,7 @@ class Report:
 
 
 def evaluate(
-    items_or_path: Union[str, os.PathLike, Iterable[Mapping[str, Any]]],
+    items_or_path: Union[str, bytes, os.PathLike, Iterable[Mapping[str, Any]]],
     *,
     skip: Sequence[str] = (),
     out: Union[str, os.PathLike, None] = None,
@@ -76,8 +79,9 @@ def evaluate(
 ) -> Report:
     """Scores every item with every metric family and correlates each metric with the ratings.
 
-    ``items_or_path``: a JSONL file in the format of the datasets crate, or an iterable of such
-    items as dicts (``id``, ``context``, ``response``, optional ``references``, ``knowledge``,
+    ``items_or_path``: a JSONL file in the format of the datasets crate (a path as ``str``,
+    ``bytes`` or ``os.PathLike``; a pipe or FIFO works too), or an iterable of such items as
+    dicts (``id``, ``context``, ``response``, optional ``references``, ``knowledge``,
     ``system``, ``annotators``, ``ratings``). ``out``: the report folder (a new temporary one
     when ``None``); its family cache makes a second call on the same items instant.
 
@@ -92,41 +96,111 @@ def evaluate(
     ``chunk``, ``device`` (``cpu``, ``wgpu``, ``wgpu:N``), ``llm_base_url``/``llm_model`` (an
     OpenAI-compatible judge).
 
-    Raises ``InputError`` for a bad item (named by its line), setting or family name,
-    ``ResourceError`` for a file that cannot be read or written, ``DialevalError`` otherwise.
-    The GIL is released while it runs.
+    Raises ``InputError`` for a bad item (named by its index, or by its line in a file, and the
+    field), setting or family name, ``ResourceError`` for a file or folder that cannot be read or
+    written (``out`` an existing file, or in use by another call: one run per folder, as the
+    command), ``DialevalError`` otherwise. Items given as dicts are staged in a private
+    temporary file, removed afterwards; nothing is written into ``out`` but the report and its
+    caches. The GIL is released while it runs, and Ctrl-C stops it within seconds
+    (``KeyboardInterrupt``): the chunks it finished stay cached in ``out``, so the next call
+    resumes from them.
     """
     unknown = [s for s in skip if s not in FAMILIES]
     if unknown:
         raise InputError(f"unknown families in skip: {unknown}; the families are {', '.join(FAMILIES)}")
+    # Their ranges are checked by the library (the command's errors); here only what cannot
+    # cross into it.
+    for name, value in (("bootstrap", bootstrap), ("chunk", chunk)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InputError(f"{name} = {value!r}: expected an int")
+        if abs(value) >= 2**63:
+            raise InputError(f"{name} = {value}: too large")
     out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="dialeval-"))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if isinstance(items_or_path, (str, os.PathLike)):
-        path = Path(items_or_path)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as e:
+        raise ResourceError(f"out={str(out_dir)!r}: not a folder ({e.strerror})") from None
+    except OSError as e:
+        raise ResourceError(f"out={str(out_dir)!r}: cannot create the folder ({e.strerror})") from None
+    staged: Optional[Path] = None
+    if isinstance(items_or_path, (str, os.PathLike, bytes)):
+        path = Path(os.fsdecode(items_or_path))
     else:
-        # The items as the JSONL the Rust loader reads (errors name the line: item i is line i + 1).
-        path = out_dir / "items.jsonl"
-        with open(path, "w", encoding="utf-8") as f:
-            for i, item in enumerate(items_or_path):
-                if not isinstance(item, Mapping):
-                    raise InputError(f"item {i}: expected a dict, found {type(item).__name__}")
-                f.write(json.dumps(item, ensure_ascii=False))
-                f.write("\n")
-    done = _dialeval.evaluate(
-        str(path),
-        str(out_dir),
-        skip=list(skip),
-        amr=[str(a) for a in amr],
-        encoder=None if encoder is None else str(encoder),
-        models=None if models is None else str(models),
-        slm=None if slm is None else str(slm),
-        ruber=None if ruber is None else str(ruber),
-        fine_tuned=None if fine_tuned is None else str(fine_tuned),
-        references=references,
-        bootstrap=bootstrap,
-        chunk=chunk,
-        device=device,
-        llm_base_url=llm_base_url,
-        llm_model=llm_model,
-    )
+        if isinstance(items_or_path, Mapping):
+            raise InputError("items_or_path: expected a path or an iterable of item dicts, found a single dict (wrap it in a list)")
+        # The items as the JSONL the Rust loader reads, in a private folder (never in `out`,
+        # which may hold a file of the user's under that name).
+        staged = Path(tempfile.mkdtemp(prefix="dialeval-items-"))
+        path = staged / "items.jsonl"
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                for i, item in enumerate(items_or_path):
+                    f.write(_item_line(i, item))
+                    f.write("\n")
+        except BaseException:
+            shutil.rmtree(staged, ignore_errors=True)
+            raise
+    try:
+        done = _dialeval.evaluate(
+            str(path),
+            str(out_dir),
+            skip=list(skip),
+            amr=[str(a) for a in amr],
+            encoder=None if encoder is None else str(encoder),
+            models=None if models is None else str(models),
+            slm=None if slm is None else str(slm),
+            ruber=None if ruber is None else str(ruber),
+            fine_tuned=None if fine_tuned is None else str(fine_tuned),
+            references=references,
+            bootstrap=bootstrap,
+            chunk=chunk,
+            device=device,
+            llm_base_url=llm_base_url,
+            llm_model=llm_model,
+        )
+    except DialevalError as e:
+        if staged is None:
+            raise
+        # Name the item, not the line of a file the user never wrote (item i is line i + 1).
+        message = re.sub(re.escape(str(path)) + r":(\d+)", lambda m: f"item {int(m.group(1)) - 1}", str(e))
+        raise type(e)(message) from None
+    finally:
+        if staged is not None:
+            shutil.rmtree(staged, ignore_errors=True)
     return Report(scores=done["scores"], correlations=done["correlations"], skipped=done["skipped"], notes=done["notes"], out=out_dir)
+
+
+def _item_line(i: int, item: Any) -> str:
+    """Item ``i`` as one JSON line; ``InputError`` naming the item and the field for what JSON
+    cannot hold (NaN, infinity, a value of another type)."""
+    if not isinstance(item, Mapping):
+        raise InputError(f"item {i}: expected a dict, found {type(item).__name__}")
+    bad = _bad_value(item, "$")
+    if bad is not None:
+        where, value = bad
+        raise InputError(f"item {i} at {where}: {value!r} is not a value JSON can hold (a rating must be a finite number or None)")
+    try:
+        return json.dumps(item, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"item {i}: {e}") from None
+
+
+def _bad_value(value: Any, where: str) -> Optional[tuple]:
+    """The first place in ``value`` (and the value there) that JSON cannot hold, or ``None``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where, value
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                return f"{where}[{k!r}]", k
+            found = _bad_value(v, f"{where}.{k}")
+            if found is not None:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for k, v in enumerate(value):
+            found = _bad_value(v, f"{where}[{k}]")
+            if found is not None:
+                return found
+    elif value is not None and not isinstance(value, (str, int, float, bool)):
+        return where, value
+    return None
