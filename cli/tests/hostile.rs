@@ -32,7 +32,10 @@ const ITEMS: &str = "{\"id\": \"a\", \"context\": [\"do you like tea?\"], \"resp
 {\"id\": \"c\", \"context\": [\"any pets?\"], \"response\": \"two cats\", \"references\": [\"a dog\"], \"ratings\": {\"overall\": [3]}}\n";
 
 fn evaluate(input: &str, out: &Path, extra: &[&str]) -> Output {
-    let mut args = vec!["evaluate", "--corpus", "jsonl", "--input", input, "--out", out.to_str().unwrap(), "--skip", SKIP, "--bootstrap", "0"];
+    let mut args = vec!["evaluate", "--corpus", "jsonl", "--input", input, "--out", out.to_str().unwrap(), "--skip", SKIP];
+    if !extra.contains(&"--bootstrap") {
+        args.extend(["--bootstrap", "0"]);
+    }
     args.extend(extra);
     dialeval(&args)
 }

@@ -99,11 +99,11 @@ proptest! {
         let n = items.len();
         let config = ReportConfig::default();
         let dir = std::env::temp_dir().join(format!("dialeval-invariance-{}-{chunk_seed}", std::process::id()));
-        let whole = written(&Evaluation::of(&items).pipeline(light()).chunk_items(n).analysis(config.clone()).run().unwrap(), &dir.join("whole"));
+        let whole = written(&Evaluation::of(&items).pipeline(light()).chunk_items(n).analysis(config).run().unwrap(), &dir.join("whole"));
         let chunk = 1 + chunk_seed % n;
-        let chunked = written(&Evaluation::of(&items).pipeline(light()).chunk_items(chunk).analysis(config.clone()).run().unwrap(), &dir.join("chunked"));
+        let chunked = written(&Evaluation::of(&items).pipeline(light()).chunk_items(chunk).analysis(config).run().unwrap(), &dir.join("chunked"));
         prop_assert!(whole == chunked, "chunks of {} of {} items changed the files", chunk, n);
-        let run = |part: &[DialogueItem]| Evaluation::of(part).pipeline(light()).chunk_items(1 + chunk_seed % 3).analysis(config.clone()).run().unwrap();
+        let run = |part: &[DialogueItem]| Evaluation::of(part).pipeline(light()).chunk_items(1 + chunk_seed % 3).analysis(config).run().unwrap();
         let merged = written(&merged_report(&items, shards, &run, &config), &dir.join("merged"));
         prop_assert!(whole == merged, "{} shards changed the files", shards);
     }
@@ -178,18 +178,18 @@ fn the_learned_families_give_the_same_files_however_the_corpus_is_cut() {
         let n = items.len();
         let config = ReportConfig::default();
         let out = dir.join(format!("references-{references}"));
-        let whole_report = Evaluation::of(&items).pipeline(pipeline()).chunk_items(n).analysis(config.clone()).run().unwrap();
+        let whole_report = Evaluation::of(&items).pipeline(pipeline()).chunk_items(n).analysis(config).run().unwrap();
         let has = |m: &str| whole_report.table.column(&m.into()).is_some();
         assert!(has("BERT-RUBER-unref") && has("SLM") && has("Context-Cosine"), "{:?}", whole_report.table.metrics().collect::<Vec<_>>());
         assert_eq!(has("BERT-RUBER-ref") && has("BERT-RUBER-gmean"), references, "referenced score and hybrids exactly where references are");
         let whole = written(&whole_report, &out.join("whole"));
         for chunk in 1..n {
-            let report = Evaluation::of(&items).pipeline(pipeline()).chunk_items(chunk).analysis(config.clone()).run().unwrap();
+            let report = Evaluation::of(&items).pipeline(pipeline()).chunk_items(chunk).analysis(config).run().unwrap();
             let files = written(&report, &out.join("chunked"));
             assert!(files == whole, "chunks of {chunk} changed the files (references: {references}): {}", difference(&whole, &files));
         }
         for shards in 2..=4 {
-            let run = |part: &[DialogueItem]| Evaluation::of(part).pipeline(pipeline()).chunk_items(2).analysis(config.clone()).run().unwrap();
+            let run = |part: &[DialogueItem]| Evaluation::of(part).pipeline(pipeline()).chunk_items(2).analysis(config).run().unwrap();
             let files = written(&merged_report(&items, shards, &run, &config), &out.join("merged"));
             assert!(files == whole, "{shards} shards changed the files (references: {references}): {}", difference(&whole, &files));
         }
