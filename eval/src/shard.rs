@@ -5,18 +5,19 @@
 //!
 //! **Exactness.** A family whose score of an item depends on that item alone (length,
 //! lexical, Smatch, the embedding metrics, BERT-RUBER's unreferenced and referenced scores, the
-//! LLM judge) gives the same bits in a shard as in a whole run, and the analysis of the merged
-//! table is the same computation on the same numbers: `scores.jsonl`, `scores.csv`,
+//! SLM, the LLM judge) gives the same bits in a shard as in a whole run, and the analysis of
+//! the merged table is the same computation on the same numbers: `scores.jsonl`, `scores.csv`,
 //! `correlations.md` and `correlations.json` are byte for byte those of a single run
 //! (`tests/shard.rs`). BERT-RUBER's hybrids are normalised over the corpus, so the merge
 //! recomputes them from the merged unreferenced and referenced columns, and whether there are
 //! enough items for them at all is decided over the merged corpus too
-//! ([`crate::families::ruber::recompute_hybrids`]); `tests/invariance.rs` checks every shard
-//! count from 1 to 5 on random corpora with and without references. MiniLM batches only sentences of equal token
-//! length, so a sentence's states do not depend on its batch neighbours; with it and the SLM
-//! the bundled USR-PersonaChat merged from 3 shards equals a single run byte for byte
-//! (`scripts/check_examples.py`). The SLM still pads its batches, so that equality is measured,
-//! not guaranteed by construction. `report.md` is a single run's too, but for the seconds of its
+//! ([`crate::families::ruber::recompute_hybrids`]). MiniLM batches only sentences of equal
+//! token length, so a sentence's states do not depend on its batch neighbours, and the learned
+//! scorers (the SLM, BERT-RUBER's unreferenced model, the fine-tuned encoder) score one item at
+//! a time, so no padding or batch shape depends on the cut. `tests/invariance.rs` checks every
+//! chunk size and 1 to 5 shards on random corpora with and without references, and the
+//! learned families on real turns; `scripts/check_examples.py` merges the bundled
+//! USR-PersonaChat from 3 shards. `report.md` is a single run's too, but for the seconds of its
 //! family table (the shards' times added: a measurement, never the same twice): the families'
 //! notes are kept typed in `shard.json` and added up as a single run adds up its chunks'.
 
