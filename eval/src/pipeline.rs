@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::family::{ErasedFamily, FamilyOutput, MetricFamily, Note, Whole, merge_notes, shown_notes};
 use crate::rows::ItemRows;
 use crate::source::ItemSource;
-use crate::table::{Column, ScoreTable};
+use crate::table::{Column, MetricName, ScoreTable};
 
 /// Items per chunk unless told otherwise: large enough that per-chunk costs (a cache file, a
 /// model call) vanish, small enough that a chunk's inputs and intermediate states stay far below
@@ -121,20 +121,46 @@ pub struct FamilyRun {
     /// (its notes still count its items).
     #[serde(default)]
     pub nothing_to_score: bool,
+    /// What produced the family's scores (its computation's version and its settings: the
+    /// checkpoints with their sha256, the encoder's fingerprint, WordNet's digest, …), so that a
+    /// report says what it was made with; `None` for a family left out before it was built.
+    #[serde(default)]
+    pub provenance: Option<FamilyProvenance>,
+    /// The metrics the family gave the table, in order (what a merge of shards checks each
+    /// shard's table against).
+    #[serde(default)]
+    pub metric_names: Vec<MetricName>,
+}
+
+/// What produced a family's scores: [`MetricFamily::version`] and [`MetricFamily::settings`]
+/// (the value its cache key is made from), as the report writes them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FamilyProvenance {
+    /// The version of the family's computation (`"slm/4"`).
+    pub version: String,
+    /// Everything the scores depend on besides the items.
+    pub settings: serde_json::Value,
 }
 
 impl FamilyRun {
     /// A run without notes.
     pub fn new(family: impl Into<String>, status: FamilyStatus, seconds: f64) -> Self {
-        Self { family: family.into(), status, seconds, notes: Vec::new(), events: Vec::new(), family_notes: Vec::new(), nothing_to_score: false }
+        Self { family: family.into(), status, seconds, notes: Vec::new(), events: Vec::new(), family_notes: Vec::new(), nothing_to_score: false, provenance: None, metric_names: Vec::new() }
     }
 
     /// The run with `events` and `family_notes`, its [`FamilyRun::notes`] made from them.
     #[must_use]
-    pub fn with_notes(self, events: Vec<String>, family_notes: Vec<Note>) -> Self {
-        let mut notes = events.clone();
-        notes.extend(shown_notes(&family_notes));
-        Self { notes, events, family_notes, ..self }
+    pub fn with_notes(mut self, events: Vec<String>, family_notes: Vec<Note>) -> Self {
+        self.set_notes(events, family_notes);
+        self
+    }
+
+    /// Replaces the run's `events` and `family_notes`, its [`FamilyRun::notes`] made from them.
+    pub fn set_notes(&mut self, events: Vec<String>, family_notes: Vec<Note>) {
+        self.notes = events.clone();
+        self.notes.extend(shown_notes(&family_notes));
+        self.events = events;
+        self.family_notes = family_notes;
     }
 }
 
@@ -427,11 +453,13 @@ impl State {
     fn finish(self, f: &dyn ErasedFamily, table: &mut ScoreTable, cached: bool, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<FamilyRun> {
         let family = f.name().to_owned();
         let events = self.damage;
+        let provenance = Some(FamilyProvenance { version: f.version().to_owned(), settings: self.settings });
         if self.columns.is_empty()
             && let Some(reason) = self.skipped.as_ref().map(|(r, _)| r.clone()).or(self.none_scored)
         {
             observe(Event::Skipped { family: &family, reason: &reason });
             let mut run = FamilyRun::new(family, FamilyStatus::Skipped { reason }, self.seconds).with_notes(events, Vec::new());
+            run.provenance = provenance;
             if self.skipped.is_none() {
                 // Nothing to score anywhere: the report shows only why, but the notes are kept
                 // typed, so that a shard's run adds its items to the other shards' notes.
@@ -449,6 +477,7 @@ impl State {
             observe(Event::Note { family: &family, text: &note });
         }
         let metrics = columns.len();
+        let metric_names = columns.iter().map(|c| c.metric.clone()).collect();
         for c in columns {
             table.push(c)?;
         }
@@ -457,6 +486,6 @@ impl State {
         } else {
             FamilyStatus::Computed { metrics, cached_for_next_run: self.complete && cached, chunks_from_cache: self.from_cache, chunks: self.chunks }
         };
-        Ok(FamilyRun::new(family, status, self.seconds).with_notes(events, own))
+        Ok(FamilyRun { provenance, metric_names, ..FamilyRun::new(family, status, self.seconds) }.with_notes(events, own))
     }
 }

@@ -173,6 +173,18 @@ pub fn merge(ids: &[String], digest: &str, shards: &[ShardScores]) -> Result<(Sc
             }
         }
     }
+    // Each shard's table holds the metrics its families say they gave (and the combination),
+    // no other: a renamed or foreign column is a damaged shard.json, not a metric. (A
+    // shard.json of an earlier version names no metrics and is not checked.)
+    for s in &scoring {
+        let declared: Vec<&MetricName> = s.runs.iter().flat_map(|r| &r.metric_names).collect();
+        if declared.is_empty() {
+            continue;
+        }
+        if let Some(c) = s.columns.iter().find(|c| c.metric.as_str() != crate::combination::COMBINED && !declared.contains(&&c.metric)) {
+            return Err(Error::Config(format!("merge: shard {} has a column {} that none of its families gave (a damaged shard.json?)", s.shard, c.metric)));
+        }
+    }
     if let Some(missing) = seen.iter().position(|s| !s) {
         return Err(Error::Config(format!("merge: shard {}/{of} is missing", missing + 1)));
     }
@@ -209,7 +221,8 @@ pub fn merge(ids: &[String], digest: &str, shards: &[ShardScores]) -> Result<(Sc
             let mut notes = std::mem::take(&mut run.family_notes);
             notes.retain(|n| !is_hybrid_note(n));
             notes.extend(hybrid_note(&table));
-            *run = FamilyRun::new(run.family.clone(), run.status.clone(), run.seconds).with_notes(std::mem::take(&mut run.events), notes);
+            let events = std::mem::take(&mut run.events);
+            run.set_notes(events, notes);
         }
         table
     };
@@ -267,9 +280,10 @@ fn merged_runs(ids: &[String], shards: &[&ShardScores]) -> Vec<FamilyRun> {
                     }
                 }
                 None => {
-                    let mut run = FamilyRun::new(r.family.clone(), r.status.clone(), r.seconds).with_notes(events.collect(), family_notes);
-                    run.nothing_to_score = r.nothing_to_score;
-                    merged.push(run);
+                    // The shards' settings are one run's (the merge checked the corpus; the
+                    // families' settings are the first shard's).
+                    let run = FamilyRun { nothing_to_score: r.nothing_to_score, provenance: r.provenance.clone(), ..FamilyRun::new(r.family.clone(), r.status.clone(), r.seconds) };
+                    merged.push(run.with_notes(events.collect(), family_notes));
                 }
             }
         }
@@ -280,15 +294,15 @@ fn merged_runs(ids: &[String], shards: &[&ShardScores]) -> Vec<FamilyRun> {
         .into_iter()
         .map(|mut run| {
             run.family_notes.iter_mut().for_each(|n| n.order_names(|name| item_position(name, &position)));
+            let (events, family_notes) = (std::mem::take(&mut run.events), std::mem::take(&mut run.family_notes));
             if matches!(run.status, FamilyStatus::Skipped { .. }) {
-                let mut skipped = FamilyRun::new(run.family, run.status, run.seconds).with_notes(run.events, Vec::new());
-                if run.nothing_to_score {
-                    skipped.nothing_to_score = true;
-                    skipped.family_notes = run.family_notes;
+                let mut skipped = run.with_notes(events, Vec::new());
+                if skipped.nothing_to_score {
+                    skipped.family_notes = family_notes;
                 }
                 return skipped;
             }
-            FamilyRun::new(run.family, run.status, run.seconds).with_notes(run.events, run.family_notes)
+            run.with_notes(events, family_notes)
         })
         .collect()
 }

@@ -157,7 +157,7 @@ fn check_rows(rows: &ItemRows, table: &ScoreTable, human: &HumanScores) -> Resul
 }
 
 /// `report.md`: counts, links to the other files and plots, how each family went (time, cache,
-/// notes), what was skipped and why, and the summary table.
+/// notes), what was skipped and why, the summary table, and what produced it ([`Provenance`]).
 pub fn report_markdown(run: &crate::Report, written: &Written) -> String {
     let (items, table, analysis, runs) = (run.rows.len(), &run.table, &run.analysis, &run.runs);
     let plots = written.plots;
@@ -205,7 +205,54 @@ pub fn report_markdown(run: &crate::Report, written: &Written) -> String {
     if plots {
         report.push_str("\n![heat map](plots/heatmap_spearman.png)\n");
     }
+    let provenance = Provenance::of(runs);
+    let _ = write!(
+        report,
+        "\n## Provenance\n\ndialeval {}. What each family's scores depend on besides the items (the encoder's fingerprint, each checkpoint with the sha256 of its files, WordNet's digest, the settings; its cache key is made from the same), so that two reports can be compared knowingly:\n\n",
+        provenance.dialeval
+    );
+    for f in &provenance.families {
+        let settings = serde_json::to_string(f.settings).unwrap_or_default().replace('`', "'");
+        let _ = writeln!(report, "- {} ({}): `{settings}`", f.family, f.version);
+    }
     report
+}
+
+/// What produced a report: the dialeval version and, for every family that was built, its
+/// computation's version and settings (`correlations.json` and `report.md` carry it).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Provenance<'a> {
+    /// The version of dialeval that wrote the report.
+    pub dialeval: &'static str,
+    /// One entry per family that was built, in the report's order.
+    pub families: Vec<FamilySource<'a>>,
+}
+
+/// One family's entry of a [`Provenance`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FamilySource<'a> {
+    /// The family.
+    pub family: &'a str,
+    /// The version of its computation.
+    pub version: &'a str,
+    /// Its settings ([`crate::MetricFamily::settings`]).
+    pub settings: &'a serde_json::Value,
+}
+
+impl<'a> Provenance<'a> {
+    /// The provenance of the families' `runs`.
+    pub fn of(runs: &'a [FamilyRun]) -> Self {
+        let families = runs.iter().filter_map(|r| r.provenance.as_ref().map(|p| FamilySource { family: &r.family, version: &p.version, settings: &p.settings })).collect();
+        Self { dialeval: env!("CARGO_PKG_VERSION"), families }
+    }
+}
+
+/// `correlations.json`: the analysis, with what produced it.
+#[derive(Serialize)]
+struct CorrelationsFile<'a> {
+    provenance: Provenance<'a>,
+    #[serde(flatten)]
+    analysis: &'a Analysis,
 }
 
 /// What [`write_all`] wrote.
@@ -221,7 +268,7 @@ pub struct Written {
 /// # Errors
 /// [`Error::Io`], [`Error::Json`], [`Error::Plot`].
 pub fn write_all(dir: &Path, report: &crate::Report) -> Result<Written> {
-    let crate::Report { rows, table, human, analysis, .. } = report;
+    let crate::Report { rows, table, human, analysis, runs } = report;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     check_rows(rows, table, human)?;
     // Streamed: a million items are never one string (the row check above makes the writers'
@@ -229,7 +276,7 @@ pub fn write_all(dir: &Path, report: &crate::Report) -> Result<Written> {
     write_atomic_with(&dir.join("scores.jsonl"), |w| write_scores_jsonl(w, rows, table, human).map_err(|e| std::io::Error::other(e.to_string())))?;
     write_atomic_with(&dir.join("scores.csv"), |w| write_scores_csv(w, rows, table, human).map_err(|e| std::io::Error::other(e.to_string())))?;
     write_atomic(&dir.join("correlations.md"), &correlations_markdown(analysis))?;
-    let json = serde_json::to_string_pretty(analysis).map_err(|e| Error::json(dir.join("correlations.json"), e))?;
+    let json = serde_json::to_string_pretty(&CorrelationsFile { provenance: Provenance::of(runs), analysis }).map_err(|e| Error::json(dir.join("correlations.json"), e))?;
     write_atomic(&dir.join("correlations.json"), &json)?;
     #[cfg(feature = "plots")]
     let plots = {

@@ -204,3 +204,25 @@ fn every_family_has_a_version_in_its_cache_key() {
         dialeval_eval::CacheKey::new("length", "length/2", &settings, "d").unwrap_or_else(|e| panic!("{e}"))
     );
 }
+
+/// `report.md` and `correlations.json` say what produced them: the dialeval version and each
+/// family's computation and settings (issue 54), the same in a merge of shards as in one run.
+#[test]
+fn reports_name_what_produced_them() {
+    let items = common::rated_corpus(true);
+    let dir = common::temp("pipeline", "provenance");
+    let report =
+        dialeval_eval::Evaluation::of(&items).family(LengthFamily).family(LexicalFamily::new().unwrap_or_else(|e| panic!("{e}"))).skip("llm", "not here").run().unwrap_or_else(|e| panic!("{e}"));
+    report.write(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("correlations.json")).unwrap_or_default()).unwrap_or_default();
+    let provenance = &json["provenance"];
+    assert_eq!(provenance["dialeval"], env!("CARGO_PKG_VERSION"));
+    let families: Vec<&str> = provenance["families"].as_array().map(|f| f.iter().filter_map(|f| f["family"].as_str()).collect()).unwrap_or_default();
+    assert_eq!(families, ["length", "lexical"], "the families built, not the one left out");
+    assert_eq!(provenance["families"][1]["version"], LexicalFamily::new().unwrap_or_else(|e| panic!("{e}")).version());
+    assert!(provenance["families"][1]["settings"]["bleu"].is_object(), "{provenance}");
+    assert!(json["turn_level"]["rows"].is_array(), "the analysis is still there");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap_or_default();
+    assert!(md.contains(&format!("## Provenance\n\ndialeval {}.", env!("CARGO_PKG_VERSION"))) && md.contains("- lexical (lexical/3): `{\"bleu\""), "{md}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
