@@ -91,6 +91,7 @@ fn llm_family(out: &std::path::Path, endpoint: &LlmEndpoint) -> dialeval_eval::R
 /// corpus is read a chunk at a time, its graphs attached as it is read, so a corpus of a
 /// million items is never in memory whole.
 fn run(s: &Settings) -> dialeval_eval::Result<(Report, Vec<String>)> {
+    // Checked before the folder is locked or a model loaded.
     s.run.check()?;
     // One run per output folder, as the command: a second call into it is refused.
     let _lock = OutputLock::acquire(&s.out)?;
@@ -200,7 +201,6 @@ pub fn evaluate<'py>(
     // The library's checks, the same as the command's.
     let count = |name, value| dialeval_eval::settings::count(name, value).map_err(eval_error);
     let run_settings = RunSettings { chunk: count("chunk", chunk)?, bootstrap: count("bootstrap", bootstrap)?, ..RunSettings::default() };
-    run_settings.check().map_err(eval_error)?;
     let skip = skip.iter().map(|s| s.parse::<FamilyName>()).collect::<Result<Vec<_>, _>>().map_err(|e| InputError::new_err(e.to_string()))?;
     let references = match references {
         "max" => MultiRef::Max,
