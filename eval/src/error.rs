@@ -96,6 +96,9 @@ impl Error {
             Self::Interrupted | Self::Metrics(dialeval_metrics::Error::Interrupted) => true,
             #[cfg(feature = "slm")]
             Self::Slm(dialeval_slm_model::Error::Interrupted) => true,
+            // An encoder behind the embedder traits (the embedding family's memo).
+            #[cfg(feature = "slm")]
+            Self::Embed(e) => matches!(e.downcast_ref::<dialeval_slm_model::Error>(), Some(dialeval_slm_model::Error::Interrupted)),
             _ => false,
         }
     }

@@ -73,10 +73,10 @@ fn interruptible<T: Send>(py: Python<'_>, job: impl FnOnce() -> dialeval_eval::R
     dialeval_common::interrupt::clear();
     let result = result.map_err(|_| DialevalError::new_err("the evaluation panicked (a bug: please report it)"))?;
     match (result, signal) {
-        // Stopped by the signal (or finished just before it was seen): the signal's own error.
-        (Err(e), Some(signal)) if e.is_interrupted() => Err(signal),
-        (Ok(_), Some(signal)) => Err(signal),
-        (result, _) => result.map_err(eval_error),
+        // Stopped by the signal (whatever error the stop surfaced as), or finished just before
+        // it was seen: the signal's own error.
+        (_, Some(signal)) => Err(signal),
+        (result, None) => result.map_err(eval_error),
     }
 }
 
