@@ -65,26 +65,7 @@ pub struct BootstrapConfig {
     pub seed: u64,
 }
 
-impl BootstrapConfig {
-    /// Checks the settings before any data is read: at least 2 resamples, a confidence in
-    /// (0, 1).
-    ///
-    /// # Errors
-    /// [`Error::Config`] naming the setting and what it must be.
-    pub fn check(&self) -> Result<()> {
-        check_confidence(self.confidence)?;
-        if self.resamples < 2 {
-            return Err(Error::Config(format!("resamples must be at least 2, got {}", self.resamples)));
-        }
-        Ok(())
-    }
-}
-
-/// Checks a coverage: in (0, 1) (0.95 is a 95% interval).
-///
-/// # Errors
-/// [`Error::Config`] otherwise (NaN included).
-pub fn check_confidence(confidence: f64) -> Result<()> {
+fn check_confidence(confidence: f64) -> Result<()> {
     if confidence > 0.0 && confidence < 1.0 { Ok(()) } else { Err(Error::Config(format!("confidence must be in (0, 1), got {confidence}"))) }
 }
 

@@ -19,18 +19,6 @@ pub struct ReportConfig {
     pub options: CorrelationOptions,
 }
 
-impl ReportConfig {
-    /// Checks the settings before any data is read: a confidence in (0, 1), and a valid
-    /// bootstrap ([`BootstrapConfig::check`]).
-    ///
-    /// # Errors
-    /// [`crate::Error::Config`] naming the setting.
-    pub fn check(&self) -> crate::Result<()> {
-        crate::inference::check_confidence(self.confidence)?;
-        self.bootstrap.as_ref().map_or(Ok(()), BootstrapConfig::check)
-    }
-}
-
 impl Default for ReportConfig {
     fn default() -> Self {
         Self { confidence: 0.95, bootstrap: Some(BootstrapConfig { resamples: 1000, confidence: 0.95, seed: 0 }), options: CorrelationOptions::default() }
