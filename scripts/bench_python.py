@@ -14,7 +14,6 @@ their resources (WordNet) before the timing. Nothing else may share the cores wh
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("NLTK_DATA", "/tmp/nltk_data")
@@ -35,6 +34,7 @@ import logging
 
 import dialeval
 from dialeval import amr, metrics, stats
+from timing import best_ms  # noqa: E402  (scripts/timing.py)
 
 shared = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / ".." / "shared")
 rows = [json.loads(line) for line in (shared / "golden/usr_personachat_text_metrics.jsonl").read_text().splitlines()]
@@ -44,15 +44,6 @@ corr = json.loads((shared / "golden/usr_personachat_correlations.json").read_tex
 x, y = np.array(corr["metric_vectors"]["sentence_bleu"]), np.array(corr["human_mean_vectors"]["Overall"])
 amr_text = (shared / "data/amr-little-prince/amr-bank-struct-v3.0.txt").read_text()
 smatch_rows = [json.loads(line) for line in (shared / "golden/little_prince_smatch_random_pairs.jsonl").read_text().splitlines()][:50]
-
-
-def best_ms(fn, runs=5):
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1000)
-    return min(times)
 
 
 logging.getLogger("sacrebleu").setLevel(logging.ERROR)  # its tokenisation hints, once per call

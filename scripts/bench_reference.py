@@ -16,24 +16,15 @@ only ever adds time):
 import json
 import re
 import sys
-import time
 from pathlib import Path
 
 import penman
 import smatch
+from timing import best_ms  # noqa: E402  (scripts/timing.py)
 
 shared = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / ".." / "shared")
 corpus = shared / "data/amr-little-prince/amr-bank-struct-v3.0.txt"
 pairs_file = shared / "golden/little_prince_smatch_random_pairs.jsonl"
-
-
-def best_ms(fn, runs):
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return min(times)
 
 
 text = corpus.read_text()

@@ -25,36 +25,28 @@ rows = [json.loads(l) for l in (shared / "golden/usr_personachat_text_metrics.js
 pairs = [(r["hypothesis"].strip(), r["reference"].strip()) for r in rows]
 
 
-def best_ms(fn, runs=7):
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1000)
-    return min(times)
-
-
 plain = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=False)
 stem = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
 start = time.perf_counter()
 from nltk.corpus import wordnet  # noqa: E402
+from timing import best_ms  # noqa: E402  (scripts/timing.py)
 
 wordnet.ensure_loaded()
 meteor_score([["warm", "up"]], ["warming", "up"])
 load_ms = (time.perf_counter() - start) * 1000
 results = {
-    "text240/sentence_bleu": best_ms(lambda: [sacrebleu.sentence_bleu(h, [r]).score for h, r in pairs]),
-    "text240/rouge": best_ms(lambda: [plain.score(r, h) for h, r in pairs]),
-    "text240/rouge_stem": best_ms(lambda: [stem.score(r, h) for h, r in pairs]),
-    "text240/meteor": best_ms(lambda: [meteor_score([r.lower().split()], h.lower().split()) for h, r in pairs]),
+    "text240/sentence_bleu": best_ms(lambda: [sacrebleu.sentence_bleu(h, [r]).score for h, r in pairs], 7),
+    "text240/rouge": best_ms(lambda: [plain.score(r, h) for h, r in pairs], 7),
+    "text240/rouge_stem": best_ms(lambda: [stem.score(r, h) for h, r in pairs], 7),
+    "text240/meteor": best_ms(lambda: [meteor_score([r.lower().split()], h.lower().split()) for h, r in pairs], 7),
     "text240/wordnet_load (once)": load_ms,
 }
 rng = np.random.default_rng(42)
 for n in (240, 100_000):
     x = rng.random(n)
     y = np.round((x * 3 + rng.random(n) * 2) * 1.5) / 1.5
-    results[f"correlation/Pearson/{n}"] = best_ms(lambda: stats.pearsonr(x, y))
-    results[f"correlation/Spearman/{n}"] = best_ms(lambda: stats.spearmanr(x, y))
-    results[f"correlation/Kendall/{n}"] = best_ms(lambda: stats.kendalltau(x, y))
+    results[f"correlation/Pearson/{n}"] = best_ms(lambda: stats.pearsonr(x, y), 7)
+    results[f"correlation/Spearman/{n}"] = best_ms(lambda: stats.spearmanr(x, y), 7)
+    results[f"correlation/Kendall/{n}"] = best_ms(lambda: stats.kendalltau(x, y), 7)
 for name, ms in results.items():
     print(f"{name}\t{ms:.3f} ms")
