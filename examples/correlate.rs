@@ -1,16 +1,9 @@
-//! Pearson, Spearman and Kendall tau-b (statistic, p-value, 95% CI) between two fields of a
-//! JSONL file.
+//! Pearson, Spearman and Kendall tau-b (statistic, p-value, 95% CI) between two fields of a JSONL
+//! file.
 //!
-//! ```text
-//! cargo run --release --example correlate -- SCORES.jsonl --x FIELD --y FIELD \
-//!     [--confidence 0.95] [--resamples 1000] [--seed 0] [--nan-policy propagate|omit|raise]
-//! ```
-//! A field is a dotted path (`rouge.rouge1.fmeasure`); a list of numbers (e.g. several
-//! annotators' ratings) counts as its mean; `null` counts as NaN. Pearson's interval is
-//! Fisher-z, the others a seeded percentile bootstrap. A line without the field is an error
-//! naming the line.
-//!
-//! The program is `dialeval_cli::commands::correlate` (also `dialeval correlate` once installed).
+//! A thin `main` over [`dialeval_cli::commands::correlate`], whose documentation says what it does
+//! and how (`cli/src/commands/correlate.rs`); its flags: `cargo run --release --example correlate -- --help`
+//! (the same program as the installed `dialeval` command's, `dialeval --help`).
 
 fn main() -> std::process::ExitCode {
     dialeval_cli::commands::correlate::main(std::env::args_os())
