@@ -25,14 +25,6 @@ pub trait SentenceEmbedder {
     /// # Errors
     /// Whatever the encoder reports (tokenisation, model, device).
     fn embed_sentences(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
-
-    /// One text's vector.
-    ///
-    /// # Errors
-    /// As [`SentenceEmbedder::embed_sentences`].
-    fn embed_sentence(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        self.embed_sentences(&[text])?.pop().ok_or_else(|| "the embedder returned no vector".into())
-    }
 }
 
 /// The contextual (or static) vectors of a text's tokens.

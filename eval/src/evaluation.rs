@@ -54,12 +54,6 @@ impl<'a> Evaluation<'a> {
         Self { source, chunk_items: DEFAULT_CHUNK_ITEMS, pipeline: Pipeline::new(), config: ReportConfig::default(), checked: None, observe: Box::new(|_| {}) }
     }
 
-    /// An evaluation of `items` with the families (and cache) of a [`Pipeline`] assembled
-    /// elsewhere, e.g. in a loop over user choices.
-    pub fn with_pipeline(items: &'a [DialogueItem], pipeline: Pipeline) -> Self {
-        Self { pipeline, ..Self::of(items) }
-    }
-
     /// The families (and cache) of `pipeline` instead of those added so far.
     #[must_use]
     pub fn pipeline(mut self, pipeline: Pipeline) -> Self {

@@ -1,4 +1,4 @@
-//! Embedding-based metrics over any [`SentenceEmbedder`] / [`TokenEmbedder`]:
+//! Embedding-based metrics over any [`TokenEmbedder`]:
 //!
 //! - cosine similarity and pooling (mean, max, and RUBER's max‖min concatenation);
 //! - the referenced score of RUBER (Tao et al. 2018) and BERT-RUBER (Ghazarian et al. 2019):
@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 
 pub use dialeval_common::MultiRef;
-use dialeval_common::{SentenceEmbedder, TokenEmbedder, TokenEmbeddings};
+use dialeval_common::{TokenEmbedder, TokenEmbeddings};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -126,16 +126,6 @@ pub fn referenced_score_refs(embedder: &impl TokenEmbedder, response: &str, refe
 /// An empty text.
 pub fn referenced_score_of(response: &TokenEmbeddings, reference: &TokenEmbeddings, pooling: Pooling) -> Result<f64> {
     cosine(&pool(&response.vectors, pooling)?, &pool(&reference.vectors, pooling)?)
-}
-
-/// Cosine of sentence embeddings from a [`SentenceEmbedder`].
-///
-/// # Errors
-/// Embedder failures, or a zero vector.
-pub fn sentence_similarity(embedder: &impl SentenceEmbedder, a: &str, b: &str) -> Result<f64> {
-    let v = embedder.embed_sentences(&[a, b]).map_err(embed_error)?;
-    let [x, y] = v.as_slice() else { return Err(Error::Config("embedder returned the wrong number of texts".into())) };
-    cosine(x, y)
 }
 
 /// Embedding average: cosine of the mean token vectors.
