@@ -26,7 +26,7 @@ use dialeval_eval::families::llm::prompt_input;
 use dialeval_eval::families::{BertRuberFamily, EmbeddingFamily, LengthFamily, LexicalFamily, SlmFamily, SmatchFamily};
 use dialeval_eval::models::{CheckpointIdentity, EncoderSide, default_cache_dir};
 use dialeval_llm_prompt::prompt::{Layout, Templates, Variant};
-use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
+use dialeval_slm_model::bert::{PretrainedEncoder, minilm_dir};
 use dialeval_slm_model::ruber::RuberScorer;
 use dialeval_slm_model::train::Scorer;
 
@@ -72,7 +72,7 @@ fn bench_families(c: &mut Criterion) {
     g.bench_function("lexical", |b| b.iter(|| compute(&lexical, &items)));
     let smatch = SmatchFamily::new(&amr, &files, SmatchConfig::default()).unwrap();
     g.bench_function("smatch", |b| b.iter(|| compute(&smatch, &items)));
-    match PretrainedEncoder::load(&default_model_dir(), &burn::prelude::Device::flex()) {
+    match PretrainedEncoder::load(&minilm_dir(), &burn::prelude::Device::flex()) {
         Ok(encoder) => {
             let side = EncoderSide::new(encoder, &default_cache_dir());
             let embedding = EmbeddingFamily::new(Arc::clone(&side.memo));

@@ -70,13 +70,13 @@ fn bench_slm(c: &mut Criterion) {
 /// all-MiniLM-L6-v2 on flex; skipped when the model has not been fetched
 /// (`scripts/fetch_minilm.sh`). See [`bench_encoder`].
 fn bench_minilm(c: &mut Criterion) {
-    bench_encoder(c, "minilm", &dialeval_slm_model::bert::default_model_dir(), "scripts/fetch_minilm.sh", [("sgemm_4096x384x1536", [4096, 384, 1536]), ("sgemm_1024_square", [1024, 1024, 1024])]);
+    bench_encoder(c, "minilm", &dialeval_slm_model::bert::minilm_dir(), "scripts/fetch_minilm.sh", [("sgemm_4096x384x1536", [4096, 384, 1536]), ("sgemm_1024_square", [1024, 1024, 1024])]);
 }
 
 /// all-mpnet-base-v2 (12 layers, 768 wide, a relative-position bias) on flex, the same inputs;
 /// skipped when the model has not been fetched (`scripts/fetch_mpnet.sh`).
 fn bench_mpnet(c: &mut Criterion) {
-    bench_encoder(c, "mpnet", &dialeval_slm_model::bert::default_mpnet_dir(), "scripts/fetch_mpnet.sh", [("sgemm_4096x768x3072", [4096, 768, 3072]), ("sgemm_1024_square", [1024, 1024, 1024])]);
+    bench_encoder(c, "mpnet", &dialeval_slm_model::bert::mpnet_dir(), "scripts/fetch_mpnet.sh", [("sgemm_4096x768x3072", [4096, 768, 3072]), ("sgemm_1024_square", [1024, 1024, 1024])]);
 }
 
 /// A pretrained encoder from `dir` on flex, in group `name`:

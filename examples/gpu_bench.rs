@@ -18,7 +18,7 @@ use dialeval_common::SentenceEmbedder;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp;
 use dialeval_eval::models::{Compute, SlmPairing, ddpp_slm_pairs, fill_pair_texts, random_negative_triples};
-use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
+use dialeval_slm_model::bert::{PretrainedEncoder, minilm_dir};
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
 use dialeval_slm_model::ruber::{RuberConfig, RuberData, train_unreferenced};
 use dialeval_slm_model::train::{Scorer, TrainConfig, TrainingData, train};
@@ -69,7 +69,7 @@ fn timed(repeats: usize, mut f: impl FnMut() -> Result<(), Box<dyn std::error::E
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    let encoder_dir = args.encoder.clone().unwrap_or_else(default_model_dir);
+    let encoder_dir = args.encoder.clone().unwrap_or_else(minilm_dir);
     let usr = dialeval_datasets::usr::load(&args.data.join("usr-personachat/pc_usr_data.json"))?;
     let sentences: Vec<&str> = usr.iter().filter_map(|i| i.response.as_ref().map(|r| r.text.as_str())).cycle().take(args.sentences).collect();
     let contexts = ddpp::load(&args.data.join("dailydialog-plusplus/dev.json"))?;

@@ -198,12 +198,22 @@ with tempfile.TemporaryDirectory() as tmp:
             sys.exit(f"FAILED: evaluate recomputed {family} after the restart: {second.stderr}")
     report = json.loads((Path(tmp) / "correlations.json").read_text())
     metrics = {r["metric"] for r in report["turn_level"]["rows"]}
-    want = {"Length (words)", "NIDF", "BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1", "BERT-RUBER-unref", "BERT-RUBER-ref", "SLM", "Smatch"}
+    want = {"Length (words)", "NIDF", "BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1", "BERT-RUBER-unref", "BERT-RUBER-ref", "SLM", "Smatch", "Combined", "Combined-Coherence", "Combined-Engagement"}
     if not want <= metrics:
         sys.exit(f"FAILED: evaluate report lacks {want - metrics}")
-    for family in ("slm", "bert_ruber"):
-        if f"evaluate: {family}: shipped checkpoint models/" not in first_err + second.stderr:
-            sys.exit(f"FAILED: evaluate did not use the shipped {family} checkpoint: {first_err}\n{second.stderr}")
+    for family, folder in (("slm", "slm"), ("bert_ruber", "bert-ruber")):
+        if f"evaluate: {family}: shipped checkpoint models/all-mpnet-base-v2/{folder}" not in first_err + second.stderr:
+            sys.exit(f"FAILED: evaluate did not use the shipped {family} checkpoint of the default encoder: {first_err}\n{second.stderr}")
+    # The default encoder is all-mpnet-base-v2, and the report names it and every checkpoint.
+    models = {(m["kind"], m["name"]): m for m in report["provenance"]["models"]}
+    encoder = models.get(("encoder", "all-mpnet-base-v2"))
+    if encoder is None or encoder["digest"] != "bc5a24fca19e1b00" or set(encoder["families"]) != {"embedding", "context_cosine", "bert_ruber", "slm"}:
+        sys.exit(f"FAILED: the report does not name the default encoder: {report['provenance']['models']}")
+    for folder in ("bert-ruber", "slm"):
+        if len(models.get(("checkpoint", f"models/all-mpnet-base-v2/{folder}"), {}).get("digest", "")) != 64:
+            sys.exit(f"FAILED: the report does not name the {folder} checkpoint with its sha256: {report['provenance']['models']}")
+    if "- encoder `all-mpnet-base-v2` (fingerprint `bc5a24fca19e1b00`)" not in (Path(tmp) / "report.md").read_text():
+        sys.exit("FAILED: report.md does not name the encoder")
     # The shipped learned scorers must agree with people on the bundled USR-PersonaChat: a
     # positive, significant Spearman with the human Overall score (they anti-correlated when
     # trained on DailyDialog++ dev alone).

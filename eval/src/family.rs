@@ -52,6 +52,48 @@ pub trait MetricFamily {
     fn finish(&self, whole: Whole) -> Result<Whole> {
         Ok(whole)
     }
+
+    /// The models the scores come from, named for people: the sentence encoder by name with its
+    /// fingerprint, each checkpoint by folder with its sha256. The report's provenance lists
+    /// them; the cache key does not hold them beyond what [`MetricFamily::settings`] holds (a
+    /// name is not an identity). The default: none.
+    fn models(&self) -> Vec<ModelUse> {
+        Vec::new()
+    }
+}
+
+/// A model a family's scores come from ([`MetricFamily::models`]).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ModelUse {
+    /// What it is.
+    pub kind: ModelKind,
+    /// Its name: an encoder's (`all-mpnet-base-v2`), or a checkpoint's folder.
+    pub name: String,
+    /// What identifies it: an encoder's fingerprint (sha256 of its configuration, weights and
+    /// tokenizer, 16 hex digits), a checkpoint's sha256.
+    pub digest: String,
+}
+
+/// The kinds of [`ModelUse`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelKind {
+    /// A pretrained sentence encoder.
+    Encoder,
+    /// A trained checkpoint.
+    Checkpoint,
+}
+
+impl ModelUse {
+    /// A pretrained encoder.
+    pub fn encoder(name: impl Into<String>, fingerprint: impl Into<String>) -> Self {
+        Self { kind: ModelKind::Encoder, name: name.into(), digest: fingerprint.into() }
+    }
+
+    /// A checkpoint in `dir` with this sha256.
+    pub fn checkpoint(dir: &std::path::Path, sha256: impl Into<String>) -> Self {
+        Self { kind: ModelKind::Checkpoint, name: dir.display().to_string(), digest: sha256.into() }
+    }
 }
 
 /// A family's columns and notes over the whole corpus (what [`MetricFamily::finish`] takes and
@@ -267,6 +309,7 @@ pub(crate) trait ErasedFamily {
     fn settings_json(&self) -> Result<serde_json::Value>;
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput>;
     fn finish(&self, whole: Whole) -> Result<Whole>;
+    fn models(&self) -> Vec<ModelUse>;
 }
 
 impl<F: MetricFamily> ErasedFamily for F {
@@ -288,6 +331,10 @@ impl<F: MetricFamily> ErasedFamily for F {
 
     fn finish(&self, whole: Whole) -> Result<Whole> {
         MetricFamily::finish(self, whole)
+    }
+
+    fn models(&self) -> Vec<ModelUse> {
+        MetricFamily::models(self)
     }
 }
 

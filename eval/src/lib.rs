@@ -22,7 +22,8 @@
 //!   chunk's items (context, response, references, graphs) and the settings, so a stale result
 //!   is never reused and a killed run resumes at the chunk it was in.
 //! - [`combination`]: after the families, the fixed `Combined` score (mean of the corpus ranks
-//!   of the SLM, BERT-RUBER-unref and Greedy Matching; chosen once, fitted to no rating).
+//!   of the SLM, BERT-RUBER-unref, Greedy Matching and NIDF; chosen once, fitted to no rating)
+//!   and one composite per quality family (`Combined-Coherence`, `Combined-Engagement`).
 //! - [`Analysis`]: turn-level Pearson/Spearman/Kendall with p-values and intervals,
 //!   system-level correlations, the best metric per criterion, Williams' test against it, and
 //!   every metric's Spearman with response length.
@@ -91,7 +92,7 @@ pub use analysis::{Analysis, AnalysisInput, HumanScores, HumanScoresBuilder, Qua
 pub use cache::{CacheKey, Cached, Computed, FamilyCache, Lookup, Stored};
 pub use error::{Error, Result};
 pub use evaluation::{Evaluation, Report};
-pub use family::{FamilyOutput, FamilyScores, MetricFamily, Note};
+pub use family::{FamilyOutput, FamilyScores, MetricFamily, ModelKind, ModelUse, Note};
 pub use pipeline::{DEFAULT_CHUNK_ITEMS, Event, FamilyRun, FamilyStatus, Pipeline, Scored};
 pub use rows::ItemRows;
 pub use settings::RunSettings;

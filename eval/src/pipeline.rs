@@ -21,7 +21,7 @@ use crate::analysis::{HumanScores, HumanScoresBuilder};
 use crate::cache::{CacheKey, Computed, FamilyCache, Lookup, Stored};
 use crate::digest::ItemsDigest;
 use crate::error::{Error, Result};
-use crate::family::{ErasedFamily, FamilyOutput, MetricFamily, Note, Whole, merge_notes, shown_notes};
+use crate::family::{ErasedFamily, FamilyOutput, MetricFamily, ModelUse, Note, Whole, merge_notes, shown_notes};
 use crate::rows::ItemRows;
 use crate::source::ItemSource;
 use crate::table::{Column, MetricName, ScoreTable};
@@ -140,6 +140,9 @@ pub struct FamilyProvenance {
     pub version: String,
     /// Everything the scores depend on besides the items.
     pub settings: serde_json::Value,
+    /// The models the scores come from, named ([`crate::MetricFamily::models`]).
+    #[serde(default)]
+    pub models: Vec<ModelUse>,
 }
 
 impl FamilyRun {
@@ -325,7 +328,7 @@ impl Pipeline {
             }
         }
         // A part's family ran when it was added (not left out), even if it scored no item.
-        let table = crate::combination::with_combined(table, |family| self.families.iter().any(|e| matches!(e, Entry::Run(f) if f.name() == family)))?;
+        let table = crate::combination::with_combinations(table, |family| self.families.iter().any(|e| matches!(e, Entry::Run(f) if f.name() == family)))?;
         Ok(Scored { table, runs, rows, human: human.finish(), digest: digest.finish() })
     }
 
@@ -453,7 +456,7 @@ impl State {
     fn finish(self, f: &dyn ErasedFamily, table: &mut ScoreTable, cached: bool, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<FamilyRun> {
         let family = f.name().to_owned();
         let events = self.damage;
-        let provenance = Some(FamilyProvenance { version: f.version().to_owned(), settings: self.settings });
+        let provenance = Some(FamilyProvenance { version: f.version().to_owned(), settings: self.settings, models: f.models() });
         if self.columns.is_empty()
             && let Some(reason) = self.skipped.as_ref().map(|(r, _)| r.clone()).or(self.none_scored)
         {

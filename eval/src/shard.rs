@@ -173,7 +173,7 @@ pub fn merge(ids: &[String], digest: &str, shards: &[ShardScores]) -> Result<(Sc
             }
         }
     }
-    // Each shard's table holds the metrics its families say they gave (and the combination),
+    // Each shard's table holds the metrics its families say they gave (and the combinations),
     // no other: a renamed or foreign column is a damaged shard.json, not a metric. (A
     // shard.json of an earlier version names no metrics and is not checked.)
     for s in &scoring {
@@ -181,7 +181,7 @@ pub fn merge(ids: &[String], digest: &str, shards: &[ShardScores]) -> Result<(Sc
         if declared.is_empty() {
             continue;
         }
-        if let Some(c) = s.columns.iter().find(|c| c.metric.as_str() != crate::combination::COMBINED && !declared.contains(&&c.metric)) {
+        if let Some(c) = s.columns.iter().find(|c| !crate::combination::is_combination(c.metric.as_str()) && !declared.contains(&&c.metric)) {
             return Err(Error::Config(format!("merge: shard {} has a column {} that none of its families gave (a damaged shard.json?)", s.shard, c.metric)));
         }
     }
@@ -226,10 +226,9 @@ pub fn merge(ids: &[String], digest: &str, shards: &[ShardScores]) -> Result<(Sc
         }
         table
     };
-    // The shards' pipelines decided whether the combination applies (every part's family run);
-    // it is computed again over the whole corpus.
-    let combined = metrics.iter().any(|m| m.as_str() == crate::combination::COMBINED);
-    let table = crate::combination::with_combined(table, |_| combined)?;
+    // The shards' pipelines decided which combinations apply (every part's family run); they
+    // are computed again over the whole corpus.
+    let table = crate::combination::combine(table, |name| metrics.iter().any(|m| m.as_str() == name))?;
     Ok((table, runs))
 }
 

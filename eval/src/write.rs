@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::analysis::{Analysis, HumanScores, Quality};
 use crate::cache::{write_atomic, write_atomic_with};
 use crate::error::{Error, Result};
+use crate::family::ModelUse;
 use crate::pipeline::{FamilyRun, FamilyStatus};
 use crate::rows::ItemRows;
 use crate::table::ScoreTable;
@@ -208,9 +209,20 @@ pub fn report_markdown(run: &crate::Report, written: &Written) -> String {
     let provenance = Provenance::of(runs);
     let _ = write!(
         report,
-        "\n## Provenance\n\ndialeval {}. What each family's scores depend on besides the items (the encoder's fingerprint, each checkpoint with the sha256 of its files, WordNet's digest, the settings; its cache key is made from the same), so that two reports can be compared knowingly:\n\n",
+        "\n## Provenance\n\ndialeval {}. The models the scores come from (an encoder by name with its fingerprint, the sha256 of its configuration, weights and tokenizer; a checkpoint by folder with the sha256 of its files) and the families that read them:\n\n",
         provenance.dialeval
     );
+    if provenance.models.is_empty() {
+        report.push_str("- none: no family of this run reads a model\n");
+    }
+    for m in &provenance.models {
+        let (kind, digest) = match m.model.kind {
+            crate::ModelKind::Encoder => ("encoder", "fingerprint"),
+            crate::ModelKind::Checkpoint => ("checkpoint", "sha256"),
+        };
+        let _ = writeln!(report, "- {kind} `{}` ({digest} `{}`): {}", m.model.name, m.model.digest, m.families.join(", "));
+    }
+    report.push_str("\nWhat each family's scores depend on besides the items (the settings its cache key is made from: the encoder's fingerprint, each checkpoint with its sha256, WordNet's digest, …), so that two reports can be compared knowingly:\n\n");
     for f in &provenance.families {
         let settings = serde_json::to_string(f.settings).unwrap_or_default().replace('`', "'");
         let _ = writeln!(report, "- {} ({}): `{settings}`", f.family, f.version);
@@ -218,14 +230,27 @@ pub fn report_markdown(run: &crate::Report, written: &Written) -> String {
     report
 }
 
-/// What produced a report: the dialeval version and, for every family that was built, its
-/// computation's version and settings (`correlations.json` and `report.md` carry it).
+/// What produced a report: the dialeval version, the models the scores come from and, for
+/// every family that was built, its computation's version and settings (`correlations.json`
+/// and `report.md` carry it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Provenance<'a> {
     /// The version of dialeval that wrote the report.
     pub dialeval: &'static str,
+    /// Every model the families read, once, in the order the families first name them.
+    pub models: Vec<ModelSource<'a>>,
     /// One entry per family that was built, in the report's order.
     pub families: Vec<FamilySource<'a>>,
+}
+
+/// One model of a [`Provenance`], with the families that read it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelSource<'a> {
+    /// The model.
+    #[serde(flatten)]
+    pub model: &'a ModelUse,
+    /// The families that read it, in the report's order.
+    pub families: Vec<&'a str>,
 }
 
 /// One family's entry of a [`Provenance`].
@@ -243,7 +268,16 @@ impl<'a> Provenance<'a> {
     /// The provenance of the families' `runs`.
     pub fn of(runs: &'a [FamilyRun]) -> Self {
         let families = runs.iter().filter_map(|r| r.provenance.as_ref().map(|p| FamilySource { family: &r.family, version: &p.version, settings: &p.settings })).collect();
-        Self { dialeval: env!("CARGO_PKG_VERSION"), families }
+        let mut models: Vec<ModelSource<'a>> = Vec::new();
+        for (run, p) in runs.iter().filter_map(|r| r.provenance.as_ref().map(|p| (r, p))) {
+            for model in &p.models {
+                match models.iter_mut().find(|m| m.model == model) {
+                    Some(m) => m.families.push(&run.family),
+                    None => models.push(ModelSource { model, families: vec![&run.family] }),
+                }
+            }
+        }
+        Self { dialeval: env!("CARGO_PKG_VERSION"), models, families }
     }
 }
 

@@ -7,7 +7,7 @@
 mod common;
 
 use dialeval_eval::models::{Built, ModelBundle, ModelSettings, ModelSource, Retrain};
-use dialeval_slm_model::bert::{default_model_dir, default_mpnet_dir};
+use dialeval_slm_model::bert::{minilm_dir, mpnet_dir};
 
 fn skipped<F>(built: Built<F>) -> String {
     match built {
@@ -28,7 +28,7 @@ fn without_an_encoder_every_family_that_encodes_is_skipped_with_the_reason() {
 
 #[test]
 fn the_shipped_checkpoints_of_the_encoder_are_chosen_and_another_encoders_are_refused() {
-    let Some(minilm) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
+    let Some(minilm) = dialeval_testkit::optional_dir(minilm_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
     let models = dialeval_testkit::workspace_dir().join("models");
     let out = common::temp("bundle", "minilm");
     let settings = ModelSettings { encoder: Some(minilm), models: Some(models.clone()), out: out.clone(), cache_dir: out.join("cache"), ..ModelSettings::default() };
@@ -36,9 +36,20 @@ fn the_shipped_checkpoints_of_the_encoder_are_chosen_and_another_encoders_are_re
     assert!(matches!(bundle.embedding(), Built::Ready(_)) && matches!(bundle.context_cosine(), Built::Ready(_)));
     let sources = std::sync::Mutex::new(Vec::new());
     let notice = |s: &ModelSource| sources.lock().unwrap().push(s.clone());
-    assert!(matches!(bundle.bert_ruber(&notice, &|_, _, _| panic!("nothing is trained")).unwrap(), Built::Ready(_)));
-    assert!(matches!(bundle.slm(&notice, &|_, _, _| panic!("nothing is trained")).unwrap(), Built::Ready(_)));
+    let ruber = bundle.bert_ruber(&notice, &|_, _, _| panic!("nothing is trained")).unwrap().required().unwrap();
+    let slm = bundle.slm(&notice, &|_, _, _| panic!("nothing is trained")).unwrap().required().unwrap();
     assert_eq!(*sources.lock().unwrap(), vec![ModelSource::Bundled(models.join("bert-ruber")), ModelSource::Bundled(models.join("slm"))]);
+    // The report names the models: the encoder by name (whatever its folder) and fingerprint,
+    // each checkpoint by folder and sha256 (its SHA256SUMS' digest).
+    use dialeval_eval::{MetricFamily, ModelKind};
+    let minilm_use = dialeval_eval::ModelUse::encoder("all-MiniLM-L6-v2", "0713aba1837e61cf");
+    assert_eq!(MetricFamily::models(&bundle.embedding().required().unwrap()), vec![minilm_use.clone()]);
+    assert_eq!(MetricFamily::models(&bundle.context_cosine().required().unwrap()), vec![minilm_use.clone()]);
+    for (models_used, dir) in [(MetricFamily::models(&ruber), models.join("bert-ruber")), (MetricFamily::models(&slm), models.join("slm"))] {
+        assert_eq!(models_used[0], minilm_use);
+        assert_eq!((models_used[1].kind, models_used[1].name.as_str()), (ModelKind::Checkpoint, dir.display().to_string().as_str()));
+        assert_eq!(models_used[1].digest.len(), 64, "a sha256: {models_used:?}");
+    }
 
     // Retrain::Never with no shipped checkpoints: both learned families are skipped, named, and
     // nothing is trained.
@@ -52,7 +63,7 @@ fn the_shipped_checkpoints_of_the_encoder_are_chosen_and_another_encoders_are_re
         assert!(why.contains(&format!("no shipped {name} checkpoint")) && why.contains(&empty.display().to_string()), "{why}");
     }
 
-    let Some(mpnet) = dialeval_testkit::optional_dir(default_mpnet_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MPNET") else { return };
+    let Some(mpnet) = dialeval_testkit::optional_dir(mpnet_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MPNET") else { return };
     // MPNet passes over the MiniLM checkpoints (only their settings are read) to its own.
     let chosen = ModelBundle::load(ModelSettings { encoder: Some(mpnet.clone()), ..settings.clone() }).unwrap();
     let sources = std::sync::Mutex::new(Vec::new());
@@ -76,7 +87,7 @@ fn a_fine_tuned_checkpoint_scores_its_column_and_none_given_is_skipped_with_the_
     use dialeval_datasets::pairs::{DdppPairConfig, ddpp_pairs};
     use dialeval_eval::family::{FamilyOutput, MetricFamily};
     use dialeval_slm_model::finetune::{FineTuneConfig, FineTuneData, fine_tune};
-    let Some(minilm) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
+    let Some(minilm) = dialeval_testkit::optional_dir(minilm_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
     let out = common::temp("bundle", "fine-tuned");
     let settings = ModelSettings { encoder: Some(minilm.clone()), models: None, out: out.clone(), cache_dir: out.join("cache"), ..ModelSettings::default() };
     let why = skipped(ModelBundle::load(settings.clone()).unwrap().fine_tuned().unwrap());
@@ -101,7 +112,7 @@ fn a_fine_tuned_checkpoint_scores_its_column_and_none_given_is_skipped_with_the_
     assert!(settings_json.contains(&dir.display().to_string()), "the cache key names the checkpoint: {settings_json}");
 
     // Fine-tuned from MiniLM, refused over MPNet (both named), before anything is scored.
-    if let Some(mpnet) = dialeval_testkit::optional_dir(default_mpnet_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MPNET") {
+    if let Some(mpnet) = dialeval_testkit::optional_dir(mpnet_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MPNET") {
         let why = skipped(ModelBundle::load(ModelSettings { encoder: Some(mpnet), fine_tuned: Some(dir), ..settings }).unwrap().fine_tuned().unwrap());
         assert!(why.contains("give the encoder it was fine-tuned from"), "{why}");
     }

@@ -14,7 +14,7 @@ use dialeval_datasets::{DialogueItem, Turn};
 use dialeval_eval::families::ContextCosineFamily;
 use dialeval_eval::family::{FamilyOutput, MetricFamily};
 use dialeval_eval::models::SharedCache;
-use dialeval_slm_model::bert::{PretrainedEncoder, default_mpnet_dir};
+use dialeval_slm_model::bert::{PretrainedEncoder, mpnet_dir};
 
 const TOLERANCE: f64 = 1e-4;
 
@@ -27,7 +27,7 @@ fn cosine(a: &[f64], b: &[f64]) -> f64 {
 #[test]
 fn context_cosines_are_the_reference_cosines_of_sentence_embeddings() {
     let Some(shared) = dialeval_testkit::shared_dir() else { return };
-    let Some(dir) = dialeval_testkit::optional_dir(default_mpnet_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MPNET") else { return };
+    let Some(dir) = dialeval_testkit::optional_dir(mpnet_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MPNET") else { return };
     let golden = dialeval_testkit::read_json(&shared.join("golden/mpnet/all_mpnet_base_v2_reference.json"));
     let inputs = golden["inputs"].as_array().unwrap();
     let text = |i: usize| inputs[i]["text"].as_str().unwrap().to_owned();

@@ -116,9 +116,9 @@ proptest! {
 fn the_learned_families_give_the_same_files_however_the_corpus_is_cut() {
     use dialeval_datasets::amr::AmrIndex;
     use dialeval_eval::models::{Built, FamilyName, JobFamilies, JobObserver, ModelBundle, ModelSettings, Retrain, add_families};
-    use dialeval_slm_model::bert::default_model_dir;
+    use dialeval_slm_model::bert::minilm_dir;
 
-    let Some(minilm) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
+    let Some(minilm) = dialeval_testkit::optional_dir(minilm_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
     let dir = common::temp("invariance", "models");
     let settings = ModelSettings {
         encoder: Some(minilm),

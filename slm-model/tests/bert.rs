@@ -10,7 +10,7 @@ use burn::prelude::*;
 use burn::tensor::TensorData;
 use dialeval_common::{SentenceEmbedder, SplitMix64, TokenEmbedder};
 use dialeval_slm_model::Error;
-use dialeval_slm_model::bert::{Bert, BertConfig, PretrainedEncoder, default_model_dir};
+use dialeval_slm_model::bert::{Bert, BertConfig, PretrainedEncoder, minilm_dir};
 use safetensors::{Dtype, View};
 use std::borrow::Cow;
 
@@ -130,7 +130,7 @@ fn bad_checkpoints_name_the_tensor() {
 
 #[test]
 fn minilm_matches_the_numpy_reference() {
-    let Some(dir) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
+    let Some(dir) = dialeval_testkit::optional_dir(minilm_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
     let fixture = dialeval_testkit::read_json(&dialeval_testkit::workspace_dir().join("slm-model/tests/fixtures/minilm_reference.json"));
     let rows = fixture["sentences"].as_array().unwrap();
     let texts: Vec<&str> = rows.iter().map(|r| r["text"].as_str().unwrap()).collect();
@@ -216,7 +216,7 @@ fn host_gelu_matches_burns_exact_gelu() {
 
 #[test]
 fn a_huge_text_is_cut_to_the_window_before_tokenising() {
-    let Some(dir) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
+    let Some(dir) = dialeval_testkit::optional_dir(minilm_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
     let encoder = PretrainedEncoder::load(&dir, &Device::flex()).unwrap();
     assert_eq!(encoder.window(), 256);
     // 12 MB: tokenising it whole took 16 s and 2 GB; cut first, it is as fast as a sentence.

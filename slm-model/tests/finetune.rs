@@ -7,7 +7,7 @@
 use dialeval_datasets::ddpp;
 use dialeval_datasets::pairs::{DdppPairConfig, TrainingPair, ddpp_context, ddpp_pairs, split_by_group};
 use dialeval_slm_model::Error;
-use dialeval_slm_model::bert::default_model_dir;
+use dialeval_slm_model::bert::minilm_dir;
 use dialeval_slm_model::finetune::{FineTuneConfig, FineTuneData, FineTunedScorer, PairTokenizer, fine_tune};
 
 fn pairs() -> (Vec<TrainingPair>, Vec<TrainingPair>) {
@@ -32,7 +32,7 @@ fn temp(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn the_pair_is_one_input_in_the_tokenizers_template_cut_at_both_ends() {
-    let Some(minilm) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
+    let Some(minilm) = dialeval_testkit::optional_dir(minilm_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
     let tokenizer = PairTokenizer::load(&minilm, &FineTuneConfig { context_tokens: 4, response_tokens: 3, ..FineTuneConfig::default() }).unwrap();
     let pair = TrainingPair {
         id: "t".into(),
@@ -52,7 +52,7 @@ fn the_pair_is_one_input_in_the_tokenizers_template_cut_at_both_ends() {
 
 #[test]
 fn top_layers_train_resume_exactly_and_the_saved_model_scores_as_measured() {
-    let Some(minilm) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
+    let Some(minilm) = dialeval_testkit::optional_dir(minilm_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
     let (train, dev) = pairs();
     let data = FineTuneData { train: &train, dev: &dev, encoder: &minilm };
 
@@ -98,7 +98,7 @@ fn top_layers_train_resume_exactly_and_the_saved_model_scores_as_measured() {
 
 #[test]
 fn a_few_pairs_are_learnt() {
-    let Some(minilm) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
+    let Some(minilm) = dialeval_testkit::optional_dir(minilm_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
     let (train, _) = pairs();
     let few = &train[..16];
     // Batches as the pairs come (two of eight, both labels in each): the learning alone.
@@ -112,7 +112,7 @@ fn a_few_pairs_are_learnt() {
 
 #[test]
 fn the_cosine_residual_starts_from_what_the_encoder_knows() {
-    let Some(minilm) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
+    let Some(minilm) = dialeval_testkit::optional_dir(minilm_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
     let (train, dev) = pairs();
     let data = FineTuneData { train: &train[..8], dev: &dev, encoder: &minilm };
     // A round at a rate too small to move anything: the model as it starts.
@@ -131,7 +131,7 @@ fn the_cosine_residual_starts_from_what_the_encoder_knows() {
 fn only_the_top_layers_move() {
     use burn::module::{Module, ModuleVisitor, Param};
     use burn::prelude::*;
-    let Some(minilm) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
+    let Some(minilm) = dialeval_testkit::optional_dir(minilm_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
     struct Grads(Vec<bool>);
     impl ModuleVisitor for Grads {
         fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {

@@ -7,7 +7,7 @@
 
 use burn::prelude::*;
 use burn::tensor::TensorData;
-use dialeval_slm_model::bert::{Architecture, Bert, BertConfig, PretrainedEncoder, default_mpnet_dir, relative_position_bucket};
+use dialeval_slm_model::bert::{Architecture, Bert, BertConfig, PretrainedEncoder, mpnet_dir, relative_position_bucket};
 use serde_json::Value;
 
 const TOLERANCE: f64 = 1e-4;
@@ -24,7 +24,7 @@ fn max_diff(a: &[f32], b: &[f32]) -> f64 {
 /// The golden file and the model directory, or `None` (skipped) when either is missing.
 fn inputs() -> Option<(Value, std::path::PathBuf)> {
     let shared = dialeval_testkit::shared_dir()?;
-    let dir = dialeval_testkit::optional_dir(default_mpnet_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MPNET")?;
+    let dir = dialeval_testkit::optional_dir(mpnet_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MPNET")?;
     Some((dialeval_testkit::read_json(&shared.join("golden/mpnet/all_mpnet_base_v2_reference.json")), dir))
 }
 

@@ -11,7 +11,7 @@ use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp;
 use dialeval_datasets::pairs::{DdppPairConfig, TrainingPair, ddpp_context, ddpp_pairs, split_by_group};
 use dialeval_slm_model::Error;
-use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
+use dialeval_slm_model::bert::{PretrainedEncoder, minilm_dir};
 use dialeval_slm_model::data::{SentenceVectors, VectorInputs, context_text};
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
 use dialeval_slm_model::train::{Graphs, Scorer, TrainConfig, TrainingData, roc_auc, train};
@@ -86,7 +86,7 @@ impl SentenceVectors for Renamed<'_> {
 
 #[test]
 fn pretrained_head_learns_scores_without_graphs_and_refuses_other_encoders() {
-    let Some(model_dir) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
+    let Some(model_dir) = dialeval_testkit::optional_dir(minilm_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
     let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let encoder = PretrainedEncoder::load(&model_dir, &Device::flex()).unwrap();
     let (train_p, dev_p) = pairs();
@@ -161,7 +161,7 @@ fn embedding_negatives_are_nearer_their_context_than_random_ones() {
     use dialeval_datasets::negatives::{RetrievedNegatives, retrieve_negatives};
     use dialeval_datasets::pairs::PairKind;
     use dialeval_slm_model::data::PairSentenceVectors;
-    let Some(model_dir) = dialeval_testkit::optional_dir(default_model_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
+    let Some(model_dir) = dialeval_testkit::optional_dir(minilm_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
     let encoder = PretrainedEncoder::load(&model_dir, &Device::flex()).unwrap();
     let (train_p, dev_p) = pairs();
     let all: Vec<TrainingPair> = train_p.into_iter().chain(dev_p).collect();

@@ -4,7 +4,7 @@
 //!
 //! With no options it evaluates the bundled USR-PersonaChat (`data/usr-personachat`) with its
 //! silver AMR, offline: length, BLEU/ROUGE-L/METEOR, BERTScore and the embedding metrics
-//! (MiniLM from `scripts/fetch_minilm.sh`), BERT-RUBER, the AMR-gated SLM (checkpoints shipped in
+//! (all-mpnet-base-v2 from `scripts/fetch_mpnet.sh`; `--encoder` for another), BERT-RUBER, the AMR-gated SLM (checkpoints shipped in
 //! `models/`, verified by their `SHA256SUMS`), Smatch, and the LLM judge when an endpoint answers
 //! (`--llm-base-url`, or the local server of `scripts/llm_server.sh` on its default address).
 //! Every family is cached in `OUT/metrics/` under a key of the items and its settings, so a
@@ -85,7 +85,7 @@ struct Args {
     /// A fine-tuned text encoder (`dialeval fine-tune --out DIR`): adds its `Fine-tuned` column.
     #[arg(global = true, long)]
     fine_tuned: Option<PathBuf>,
-    /// The sentence encoder (default: all-MiniLM-L6-v2 from scripts/fetch_minilm.sh).
+    /// The sentence encoder (default: all-mpnet-base-v2 from scripts/fetch_mpnet.sh; all-MiniLM-L6-v2 from scripts/fetch_minilm.sh is 6× faster).
     #[arg(global = true, long)]
     encoder: Option<PathBuf>,
     /// OpenAI-compatible endpoint of the LLM judge.

@@ -5,8 +5,9 @@
 //! ```
 //! ITEMS.jsonl is the generic format of `dialeval_datasets::jsonl` (context turns and response may
 //! carry `amr`); each item is scored with the last context turns the model reads (two for the shipped one). Prints `{"id", "score"}`
-//! per item. A model with the pretrained text head reads all-MiniLM-L6-v2 sentence vectors
-//! (`$DIALEVAL_MINILM`, default `~/.cache/dialeval/models/all-MiniLM-L6-v2`).
+//! per item. A model with the pretrained text head reads the sentence vectors of the encoder it
+//! was trained on: all-mpnet-base-v2 (`scripts/fetch_mpnet.sh`, `$DIALEVAL_MPNET`) or
+//! all-MiniLM-L6-v2 (`scripts/fetch_minilm.sh`, `$DIALEVAL_MINILM`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -35,7 +35,7 @@ use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::negatives::{NegativeFamily, RetrievedNegatives, drop_negatives, retrieve_negatives};
 use dialeval_datasets::pairs::{DiplomacyPairConfig, PairKind, TrainingPair, diplomacy_pairs, split_by_group};
 use dialeval_eval::models::{Compute, SlmPairing, ddpp_slm_pairs, split_contexts};
-use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
+use dialeval_slm_model::bert::{PretrainedEncoder, default_encoder_dir};
 use dialeval_slm_model::data::{KnowledgeUnit, PairSentenceVectors, SentenceVectors};
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
 use dialeval_slm_model::train::{Graphs, Scorer, TrainConfig, TrainingData, accuracy, roc_auc, scores_against, train};
@@ -91,7 +91,7 @@ struct Args {
     /// Weight of the contrastive loss.
     #[arg(long, default_value_t = 0.5)]
     contrastive_weight: f64,
-    /// The sentence encoder of the pretrained text side.
+    /// The sentence encoder of the pretrained text side (default: all-mpnet-base-v2 from scripts/fetch_mpnet.sh).
     #[arg(long)]
     encoder: Option<PathBuf>,
     /// Epochs.
@@ -332,7 +332,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (encoder, cache) = match text_encoder {
         TextEncoderKind::Scratch => (None, None),
         TextEncoderKind::Pretrained | TextEncoderKind::Cross => {
-            let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_model_dir), &args.device.device()?)?;
+            let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_encoder_dir), &args.device.device()?)?;
             let mut cache = crate::support::embedding_cache(&encoder)?;
             let bar = crate::support::Progress::new("embedding");
             dialeval_eval::models::fill_pair_texts(&mut cache, &encoder, &config.vector_inputs().texts_of(&[&train_pairs, &dev_pairs, &test_pairs, &graph_test]), &|d, t| bar.update(d, t))?;

@@ -11,7 +11,7 @@ use dialeval_slm_model::vectors::CachedSentenceVectors;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, empty_response_note, responding_items, response};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, ModelUse, Note, empty_response_note, responding_items, response};
 use crate::models::SharedCache;
 use crate::table::Column;
 
@@ -73,6 +73,10 @@ impl MetricFamily for ContextCosineFamily {
 
     fn settings(&self) -> ContextCosineSettings {
         ContextCosineSettings { encoder: self.encoder.fingerprint().to_owned() }
+    }
+
+    fn models(&self) -> Vec<ModelUse> {
+        vec![ModelUse::encoder(self.encoder.name(), self.encoder.fingerprint())]
     }
 
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {

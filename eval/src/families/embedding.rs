@@ -11,7 +11,7 @@ use dialeval_metrics::embedding::{BertScoreConfig, MultiRef, bert_score_refs, em
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, referenced_items, response, unscored_notes};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, ModelUse, Note, referenced_items, response, unscored_notes};
 use crate::table::Column;
 
 /// A [`TokenEmbedder`] that encodes each distinct text once and remembers it, up to a bound:
@@ -24,6 +24,7 @@ use crate::table::Column;
 pub struct MemoEmbedder<E> {
     inner: E,
     identity: String,
+    name: String,
     capacity: usize,
     memo: Mutex<Memo>,
 }
@@ -70,7 +71,20 @@ impl<E: TokenEmbedder> MemoEmbedder<E> {
     /// `identity`: what the cache keys of families using it hold. Keeps
     /// [`DEFAULT_MEMO_TEXTS`] texts.
     pub fn new(inner: E, identity: impl Into<String>) -> Self {
-        Self { inner, identity: identity.into(), capacity: DEFAULT_MEMO_TEXTS, memo: Mutex::new(Memo::default()) }
+        let identity = identity.into();
+        Self { inner, name: identity.clone(), identity, capacity: DEFAULT_MEMO_TEXTS, memo: Mutex::new(Memo::default()) }
+    }
+
+    /// The wrapper with the encoder's name for reports ([`MetricFamily::models`]; by default
+    /// its identity): not part of any cache key.
+    #[must_use]
+    pub fn named(self, name: impl Into<String>) -> Self {
+        Self { name: name.into(), ..self }
+    }
+
+    /// The encoder's name for reports.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The memo with room for `capacity` texts (at least one chunk's worth is always kept while
@@ -217,6 +231,10 @@ impl<E: TokenEmbedder> MetricFamily for EmbeddingFamily<E> {
 
     fn settings(&self) -> EmbeddingSettings {
         EmbeddingSettings { encoder: self.embedder.identity().to_owned(), bertscore: self.bertscore.clone(), references: self.rule }
+    }
+
+    fn models(&self) -> Vec<ModelUse> {
+        vec![ModelUse::encoder(self.embedder.name(), self.embedder.identity())]
     }
 
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {

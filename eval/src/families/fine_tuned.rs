@@ -7,7 +7,7 @@ use dialeval_slm_model::finetune::FineTunedScorer;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, empty_context_note, empty_response_note, responding_items};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, ModelUse, Note, empty_context_note, empty_response_note, responding_items};
 use crate::models::{CheckpointIdentity, slm_pair};
 use crate::table::Column;
 
@@ -51,6 +51,12 @@ impl MetricFamily for FineTunedFamily {
 
     fn settings(&self) -> FineTunedSettings {
         FineTunedSettings { checkpoint: self.checkpoint.clone(), encoder: self.scorer.encoder_id().to_owned(), context_turns: self.scorer.config.context_turns }
+    }
+
+    fn models(&self) -> Vec<ModelUse> {
+        let id = self.scorer.encoder_id();
+        let name = dialeval_slm_model::bert::known_encoder_name(id).unwrap_or("pretrained encoder");
+        vec![ModelUse::encoder(name, id), self.checkpoint.model_use()]
     }
 
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {

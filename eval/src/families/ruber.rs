@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::families::embedding::MemoEmbedder;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, Whole, empty_context_note, empty_response_note, referenced_items, responding_items, response, unscored_notes};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, ModelUse, Note, Whole, empty_context_note, empty_response_note, referenced_items, responding_items, response, unscored_notes};
 use crate::models::{CheckpointIdentity, EncoderSide, SharedCache};
 use crate::table::{Column, ScoreTable};
 
@@ -75,6 +75,10 @@ impl MetricFamily for BertRuberFamily {
 
     fn settings(&self) -> RuberSettings {
         RuberSettings { checkpoint: self.checkpoint.clone(), encoder: self.encoder.fingerprint().to_owned(), pooling: Pooling::MaxMin, references: self.rule }
+    }
+
+    fn models(&self) -> Vec<ModelUse> {
+        vec![ModelUse::encoder(self.encoder.name(), self.encoder.fingerprint()), self.checkpoint.model_use()]
     }
 
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {

@@ -10,7 +10,7 @@ use dialeval_slm_model::train::Scorer;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::family::{FamilyOutput, FamilyScores, MetricFamily, Note, empty_context_note, empty_response_note, responding_items};
+use crate::family::{FamilyOutput, FamilyScores, MetricFamily, ModelUse, Note, empty_context_note, empty_response_note, responding_items};
 use crate::models::{CheckpointIdentity, SharedCache, score_slm_pairs, slm_pair};
 use crate::table::Column;
 
@@ -61,6 +61,11 @@ impl MetricFamily for SlmFamily {
     fn settings(&self) -> SlmSettings {
         let encoder = self.scorer.featurizer().encoder.as_ref().and(self.encoder.as_ref()).map(|(e, _)| e.fingerprint().to_owned());
         SlmSettings { checkpoint: self.checkpoint.clone(), encoder, context_turns: self.context_turns }
+    }
+
+    fn models(&self) -> Vec<ModelUse> {
+        let encoder = self.scorer.featurizer().encoder.as_ref().and(self.encoder.as_ref()).map(|(e, _)| ModelUse::encoder(e.name(), e.fingerprint()));
+        encoder.into_iter().chain([self.checkpoint.model_use()]).collect()
     }
 
     fn compute(&self, items: &[DialogueItem], progress: &(dyn Fn(usize, usize) + Sync)) -> Result<FamilyOutput> {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dialeval_metrics::embedding::MultiRef;
-use dialeval_slm_model::bert::{PretrainedEncoder, default_model_dir};
+use dialeval_slm_model::bert::{PretrainedEncoder, default_encoder_dir};
 use dialeval_slm_model::finetune::FineTunedScorer;
 use dialeval_slm_model::ruber::RuberScorer;
 use dialeval_slm_model::train::Scorer;
@@ -42,7 +42,7 @@ impl<F> Built<F> {
 /// What a [`ModelBundle`] loads and how it finds its checkpoints.
 #[derive(Debug, Clone)]
 pub struct ModelSettings {
-    /// The sentence encoder's folder (`None`: all-MiniLM-L6-v2 from `scripts/fetch_minilm.sh`).
+    /// The sentence encoder's folder (`None`: all-mpnet-base-v2 from `scripts/fetch_mpnet.sh`).
     pub encoder: Option<PathBuf>,
     /// Where the models run.
     pub compute: Compute,
@@ -103,7 +103,7 @@ impl EncoderSide {
     /// `encoder` with a fresh memo and its token-state cache under `cache_dir`.
     pub fn new(encoder: PretrainedEncoder, cache_dir: &Path) -> Self {
         let encoder = Arc::new(encoder);
-        let memo = Arc::new(MemoEmbedder::new(Arc::clone(&encoder), encoder.fingerprint()));
+        let memo = Arc::new(MemoEmbedder::new(Arc::clone(&encoder), encoder.fingerprint()).named(encoder.name()));
         let cache = Arc::new(SharedCache::new(&encoder, cache_dir));
         Self { encoder, memo, cache }
     }
@@ -124,7 +124,7 @@ impl ModelBundle {
     /// The device cannot be opened.
     pub fn load(settings: ModelSettings) -> Result<Self> {
         let device = settings.compute.device()?;
-        let dir = settings.encoder.clone().unwrap_or_else(default_model_dir);
+        let dir = settings.encoder.clone().unwrap_or_else(default_encoder_dir);
         let loaded = PretrainedEncoder::load(&dir, &device).map(|encoder| EncoderSide::new(encoder, &settings.cache_dir)).map_err(|e| format!("no sentence encoder: {e}"));
         Ok(Self { settings, device, loaded })
     }
@@ -217,7 +217,7 @@ impl ModelBundle {
         if let Err(why) = &self.loaded {
             return Ok(Built::Skipped(why.clone()));
         }
-        let encoder = self.settings.encoder.clone().unwrap_or_else(default_model_dir);
+        let encoder = self.settings.encoder.clone().unwrap_or_else(default_encoder_dir);
         match FineTunedScorer::load(dir, &encoder, self.device.clone()) {
             Ok(scorer) => Ok(Built::Ready(FineTunedFamily::new(scorer, CheckpointIdentity::of(dir)?))),
             Err(e @ dialeval_slm_model::Error::EncoderMismatch { .. }) => Ok(Built::Skipped(format!("{e} (give the encoder it was fine-tuned from)"))),

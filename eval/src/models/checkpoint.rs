@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::digest::{FileDigest, sha256};
 use crate::error::{Error, Result};
+use crate::family::ModelUse;
 
 /// What identifies a checkpoint directory in a cache key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -19,6 +20,11 @@ pub struct CheckpointIdentity {
 }
 
 impl CheckpointIdentity {
+    /// The checkpoint as a report names it.
+    pub fn model_use(&self) -> ModelUse {
+        ModelUse::checkpoint(&self.dir, &self.sha256)
+    }
+
     /// Verifies (a shipped checkpoint) or hashes the checkpoint in `dir`.
     ///
     /// # Errors

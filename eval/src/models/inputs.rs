@@ -47,7 +47,7 @@ pub fn score_slm_pairs(scorer: &Scorer, pairs: &[TrainingPair], encoder: Option<
     if scorer.featurizer().encoder.is_none() {
         return Ok(scorer.score(pairs, None)?);
     }
-    let (encoder, cache) = encoder.ok_or_else(|| Error::Config("this SLM reads pretrained sentence vectors: fetch all-MiniLM-L6-v2 with scripts/fetch_minilm.sh".into()))?;
+    let (encoder, cache) = encoder.ok_or_else(|| Error::Config("this SLM reads pretrained sentence vectors and no encoder was given".into()))?;
     cache.with(|cache| {
         let inputs = scorer.featurizer().vector_inputs().unwrap_or_default();
         fill_pair_texts(cache, encoder, &inputs.texts_of(&[pairs]), progress)?;
@@ -56,19 +56,43 @@ pub fn score_slm_pairs(scorer: &Scorer, pairs: &[TrainingPair], encoder: Option<
 }
 
 /// Scores `items` with an SLM (each with the last context turns the model reads,
-/// [`Scorer::context_turns`], [`slm_pair`]); a model
-/// that reads pretrained sentence vectors gets them from the default MiniLM
-/// ([`dialeval_slm_model::bert::default_model_dir`]) through the default token-state cache
-/// ([`super::default_cache_dir`]), encoded on the scorer's device.
+/// [`Scorer::context_turns`], [`slm_pair`]); a model that reads pretrained sentence vectors
+/// gets them from the encoder it was trained on ([`trained_encoder`]) through the default
+/// token-state cache ([`super::default_cache_dir`]), encoded on the scorer's device.
 ///
 /// # Errors
-/// The encoder cannot be loaded, or as [`score_slm_pairs`].
+/// The encoder cannot be found or loaded, or as [`score_slm_pairs`].
 pub fn score_items(scorer: &Scorer, items: &[DialogueItem], progress: &dyn Fn(usize, usize)) -> Result<Vec<f64>> {
     let pairs: Vec<TrainingPair> = items.iter().map(|it| slm_pair(it, scorer.context_turns())).collect();
     if scorer.featurizer().encoder.is_none() {
         return score_slm_pairs(scorer, &pairs, None, progress);
     }
-    let encoder = PretrainedEncoder::load(&dialeval_slm_model::bert::default_model_dir(), scorer.device())?;
+    let encoder = trained_encoder(scorer)?;
     let cache = SharedCache::new(&encoder, &super::default_cache_dir());
     score_slm_pairs(scorer, &pairs, Some((&encoder, &cache)), progress)
+}
+
+/// The encoder whose sentence vectors `scorer` was trained on, among the shipped encoders that
+/// are fetched ([`dialeval_slm_model::bert::shipped_encoder_dirs`]: all-mpnet-base-v2, then
+/// all-MiniLM-L6-v2), loaded on the scorer's device; only a folder of the trained width is
+/// loaded.
+///
+/// # Errors
+/// [`Error::Config`] when the scorer reads no vectors or none of them is its encoder.
+pub fn trained_encoder(scorer: &Scorer) -> Result<PretrainedEncoder> {
+    let Some((id, dim)) = &scorer.featurizer().encoder else {
+        return Err(Error::Config("this SLM reads no pretrained sentence vectors".into()));
+    };
+    for dir in dialeval_slm_model::bert::shipped_encoder_dirs() {
+        let fits = dialeval_slm_model::bert::BertConfig::load(&dir.join("config.json")).is_ok_and(|c| c.hidden_size == *dim);
+        if fits {
+            let encoder = PretrainedEncoder::load(&dir, scorer.device())?;
+            if encoder.fingerprint() == id {
+                return Ok(encoder);
+            }
+        }
+    }
+    Err(Error::Config(format!(
+        "this SLM reads the sentence vectors of encoder {id} ({dim} dims), which is neither all-mpnet-base-v2 nor all-MiniLM-L6-v2 as fetched (scripts/fetch_mpnet.sh, scripts/fetch_minilm.sh)"
+    )))
 }

@@ -19,7 +19,7 @@ pub mod vectors;
 pub use bundle::{Built, EncoderSide, ModelBundle, ModelSettings};
 pub use checkpoint::{CheckpointIdentity, ModelRequest, ModelSource, Retrain, shipped};
 pub use dialeval_slm_model::compute::Compute;
-pub use inputs::{fill_pair_texts, score_items, score_slm_pairs, slm_pair};
+pub use inputs::{fill_pair_texts, score_items, score_slm_pairs, slm_pair, trained_encoder};
 pub use job::{FamilyName, JobFamilies, JobObserver, add_families};
 pub use recipes::{DdppSlmPairs, RetrainData, SlmPairing, ddpp_slm_pairs, mix_triples, positives_triples, random_negative_triples, retrieved_triples, sampled_triples, split_contexts};
 pub use vectors::{SharedCache, default_cache_dir, encoder_cache};

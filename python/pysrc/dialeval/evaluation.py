@@ -88,7 +88,8 @@ def evaluate(
     Settings, as the flags of ``dialeval evaluate``: ``skip`` (families to leave out: length,
     lexical, embedding, context_cosine, bert_ruber, slm, fine_tuned, smatch, llm), ``amr`` (PENMAN files
     attached to turns by sentence text), ``encoder`` (a sentence-encoder folder; default
-    all-MiniLM-L6-v2 where ``scripts/fetch_minilm.sh`` puts it), ``models`` (the folder of
+    all-mpnet-base-v2 where ``scripts/fetch_mpnet.sh`` puts it, or ``$DIALEVAL_MPNET``;
+    all-MiniLM-L6-v2 from ``scripts/fetch_minilm.sh`` is 6× faster), ``models`` (the folder of
     shipped checkpoints, a clone's ``models/``; default ``$DIALEVAL_MODELS``: without it the SLM
     and BERT-RUBER are skipped, never trained), ``slm``/``ruber`` (a checkpoint of your own), ``fine_tuned`` (a
     checkpoint of ``dialeval fine-tune``; none ships yet, so the family is skipped without it),
