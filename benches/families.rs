@@ -28,7 +28,7 @@ use dialeval_eval::models::{CheckpointIdentity, EncoderSide, default_cache_dir};
 use dialeval_llm_prompt::prompt::{Layout, Templates, Variant};
 use dialeval_slm_model::bert::{PretrainedEncoder, minilm_dir};
 use dialeval_slm_model::ruber::RuberScorer;
-use dialeval_slm_model::train::Scorer;
+use dialeval_slm_model::scorer::Scorer;
 
 fn root() -> std::path::PathBuf {
     dialeval_testkit::workspace_dir()

@@ -25,12 +25,15 @@ use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use dialeval_eval::models::{Compute, SlmPairing, ddpp_slm_pairs, slm_pair, split_contexts};
 use dialeval_eval::plot::{Heatmap, heatmap};
-use dialeval_examples::{Progress, human_criteria};
+use dialeval_examples::Progress;
 use dialeval_metrics::correlation::CorrelationKind;
 use dialeval_metrics::describe::MeanSd;
 use dialeval_metrics::report::{CorrelationReport, ReportConfig};
+use dialeval_slm_model::config::TrainConfig;
 use dialeval_slm_model::model::Mode;
-use dialeval_slm_model::train::{Scorer, TrainConfig, TrainingData, auc_against, train};
+use dialeval_slm_model::scorer::Scorer;
+use dialeval_slm_model::separation::auc_against;
+use dialeval_slm_model::train::{TrainingData, train};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, clap::Parser)]
@@ -104,7 +107,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let usr_coverage = index.attach(&mut usr);
     eprintln!("amr_experiment: USR-PersonaChat: graphs for {} of {} utterances", usr_coverage.with_amr, usr_coverage.turns);
     let usr_pairs: Vec<TrainingPair> = usr.iter().map(|item| slm_pair(item, 2)).collect();
-    let criteria = human_criteria(&usr);
+    let criteria = dialeval_eval::HumanScores::of(&usr).nan_columns();
     // Earlier runs into the same directory (other modes or seeds) are kept; a file that is
     // there and does not read is an error, not a fresh start.
     let results_path = out.join("results.json");

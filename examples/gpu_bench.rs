@@ -19,9 +19,11 @@ use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp;
 use dialeval_eval::models::{Compute, SlmPairing, ddpp_slm_pairs, fill_pair_texts, random_negative_triples};
 use dialeval_slm_model::bert::{PretrainedEncoder, minilm_dir};
+use dialeval_slm_model::config::TrainConfig;
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
 use dialeval_slm_model::ruber::{RuberConfig, RuberData, train_unreferenced};
-use dialeval_slm_model::train::{Scorer, TrainConfig, TrainingData, train};
+use dialeval_slm_model::scorer::Scorer;
+use dialeval_slm_model::train::{TrainingData, train};
 use dialeval_slm_model::vectors::{CachedSentenceVectors, EmbeddingCache};
 use serde_json::json;
 
@@ -91,7 +93,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         let encode = timed(args.repeats, || Ok(encoder.embed_sentences(&sentences).map(drop).map_err(|e| e.to_string())?))?;
         // Token states for the SLM's pretrained head and BERT-RUBER, in a cache of this device's own.
         let mut cache = EmbeddingCache::open(&scratch.join(format!("{compute}.bin")), encoder.hidden_size())?.with_encoder_id(encoder.fingerprint());
-        fill_pair_texts(&mut cache, &encoder, &dialeval_slm_model::data::VectorInputs::default().texts_of(&[&pairs, &dev]), &|_, _| {})?;
+        fill_pair_texts(&mut cache, &encoder, &dialeval_slm_model::texts::VectorInputs::default().texts_of(&[&pairs, &dev]), &|_, _| {})?;
         let texts: Vec<&str> = triples.iter().flat_map(|t| [t.query.as_str(), t.positive.as_str(), t.negative.as_str()]).collect();
         cache.fill(&encoder, &texts, &|_, _| {})?;
         let vectors = CachedSentenceVectors::new(&cache, encoder.fingerprint());

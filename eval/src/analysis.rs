@@ -125,6 +125,13 @@ impl HumanScores {
         builder.add(items);
         builder.finish()
     }
+
+    /// Every quality as a named column with NaN where an item has no rating: what
+    /// `dialeval_metrics::report::CorrelationReport::build` takes (its NaN policy then leaves
+    /// the item out or propagates).
+    pub fn nan_columns(&self) -> Vec<(String, Vec<f64>)> {
+        self.qualities.iter().map(|(q, v)| (q.name().to_owned(), v.iter().map(|x| x.unwrap_or(f64::NAN)).collect())).collect()
+    }
 }
 
 /// [`HumanScores::of`] fed a chunk of items at a time, for a corpus read as a stream.

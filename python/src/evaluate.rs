@@ -1,40 +1,20 @@
-//! `dialeval.evaluate`: the main job of `dialeval evaluate` over a JSONL corpus (the Python
-//! layer writes a list of item dicts to one), with the same families, caches and report files,
-//! and its scores and correlations handed back as Python values.
+//! `dialeval.evaluate`: the main job of `dialeval evaluate` (the library's [`MainJob`], with the
+//! same lock, families, caches and report files) over a JSONL corpus (the Python layer stages a
+//! list of item dicts in one), its scores and correlations handed back as Python values.
 
 use std::path::PathBuf;
 
-use dialeval_datasets::amr::AmrIndex;
-use dialeval_eval::families::LlmFamily;
-use dialeval_eval::families::llm::LlmJudging;
-use dialeval_eval::lock::OutputLock;
-use dialeval_eval::models::{Built, Compute, FamilyName, JobFamilies, JobObserver, ModelBundle, ModelSettings, Retrain, add_families, default_cache_dir};
+use dialeval_datasets::CorpusFormat;
+use dialeval_eval::models::main_job::{CorpusInput, LlmChoice, MainJob, MainJobObserver};
+use dialeval_eval::models::{Compute, FamilyName, ModelSettings, Retrain, default_cache_dir};
 use dialeval_eval::pipeline::FamilyStatus;
-use dialeval_eval::{Evaluation, FamilyCache, JsonlSource, Pipeline, Report, RunSettings};
-use dialeval_llm_prompt::prompt::{Templates, Variant};
-use dialeval_llm_prompt::{CachedClient, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
+use dialeval_eval::shard::Shard;
+use dialeval_eval::{Report, RunSettings};
 use dialeval_metrics::embedding::MultiRef;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::{DialevalError, InputError, ResourceError};
-
-/// The settings of one call, as the Python keywords give them.
-struct Settings {
-    path: PathBuf,
-    out: PathBuf,
-    skip: Vec<FamilyName>,
-    amr: Vec<PathBuf>,
-    models: ModelSettings,
-    run: RunSettings,
-    llm: Option<LlmEndpoint>,
-}
-
-/// The OpenAI-compatible server the LLM judge asks, and the model it names.
-struct LlmEndpoint {
-    base_url: String,
-    model: String,
-}
 
 fn eval_error(e: dialeval_eval::Error) -> PyErr {
     if e.is_interrupted() {
@@ -80,41 +60,18 @@ fn interruptible<T: Send>(py: Python<'_>, job: impl FnOnce() -> dialeval_eval::R
     }
 }
 
-fn llm_family(out: &std::path::Path, endpoint: &LlmEndpoint) -> dialeval_eval::Result<LlmFamily<CachedClient<OpenAiClient>>> {
-    let client = OpenAiClient::new(OpenAiConfig { base_url: endpoint.base_url.clone(), timeout: std::time::Duration::from_secs(300), ..OpenAiConfig::default() })?;
-    let client = CachedClient::new(client, out.join("cache/llm"))?;
-    let judge = JudgeConfig { model: endpoint.model.clone(), ..JudgeConfig::default() };
-    Ok(LlmFamily::new(client, LlmJudging { endpoint: endpoint.base_url.clone(), templates: Templates::builtin()?, judge, variant: Variant::NoSlm, scoring: Scoring::Parse }))
+/// Scores, analyses and writes the report into `out` (the work the GIL is released for): the
+/// main job of `dialeval evaluate` ([`MainJob`]), its lock, caches and files. The corpus is read
+/// a chunk at a time, its graphs attached as it is read, so a corpus of a million items is
+/// never in memory whole.
+fn run(job: &MainJob) -> dialeval_eval::Result<(Report, Vec<String>)> {
+    let done = job.run(&MainJobObserver::SILENT)?;
+    Ok((done.report, done.notes))
 }
 
-/// Scores, analyses and writes the report into `out` (the work the GIL is released for). The
-/// corpus is read a chunk at a time, its graphs attached as it is read, so a corpus of a
-/// million items is never in memory whole.
-fn run(s: &Settings) -> dialeval_eval::Result<(Report, Vec<String>)> {
-    // Checked before the folder is locked or a model loaded.
-    s.run.check()?;
-    // One run per output folder, as the command: a second call into it is refused.
-    let _lock = OutputLock::acquire(&s.out)?;
-    let amr = std::sync::Arc::new(AmrIndex::load_lenient(&s.amr)?);
-    let notes: Vec<String> = amr.malformed.iter().map(|bad| format!("AMR block skipped: {bad}")).collect();
-    let attach = std::sync::Arc::clone(&amr);
-    let items = JsonlSource::new(&s.path)
-        .prepare(move |chunk| {
-            attach.attach(chunk);
-            Ok(())
-        })
-        .counted()?;
-    let bundle = ModelBundle::load(s.models.clone())?;
-    let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&s.out.join("metrics"))?);
-    let llm = match &s.llm {
-        Some(endpoint) => Built::Ready(llm_family(&s.out, endpoint)?),
-        None => Built::Skipped("no LLM configured (give llm_base_url=)".into()),
-    };
-    let families = JobFamilies { skip: &s.skip, skip_reason: "left out by skip=", amr: &amr, amr_files: &s.amr, references: s.models.references, llm };
-    add_families(&mut pipeline, &bundle, families, &JobObserver::SILENT)?;
-    let report = Evaluation::of_source(&items).pipeline(pipeline).settings(&s.run).run()?;
-    report.write(&s.out)?;
-    Ok((report, notes))
+/// The shard `(k, n)` of a Python keyword, checked as the command's `--shard k/n` is.
+fn shard_of(shard: Option<(i64, i64)>) -> PyResult<Option<Shard>> {
+    shard.map(|(k, n)| format!("{k}/{n}").parse::<Shard>().map_err(eval_error)).transpose()
 }
 
 /// The report as Python values: `scores` (one dict per item: `id`, `metrics`, `human`),
@@ -178,8 +135,8 @@ fn to_python<'py>(py: Python<'py>, report: &Report, notes: &[String]) -> PyResul
 /// Runs the main job over the JSONL corpus at `path` into `out` and returns its scores,
 /// correlations, skipped families and notes (see `dialeval.evaluate`).
 #[pyfunction]
-#[pyo3(signature = (path, out, *, skip = Vec::new(), amr = Vec::new(), encoder = None, models = None, slm = None, ruber = None, fine_tuned = None, references = "max", bootstrap = 1000, chunk = 10_000, device = "cpu", llm_base_url = None, llm_model = "smollm2-135m"))]
-#[allow(clippy::too_many_arguments)] // the Python keywords, gathered into `Settings` at once
+#[pyo3(signature = (path, out, *, skip = Vec::new(), amr = Vec::new(), encoder = None, models = None, slm = None, ruber = None, fine_tuned = None, references = "max", bootstrap = 1000, chunk = 10_000, device = "cpu", llm_base_url = None, llm_model = "smollm2-135m", shard = None))]
+#[allow(clippy::too_many_arguments)] // the Python keywords, gathered into a `MainJob` at once
 pub fn evaluate<'py>(
     py: Python<'py>,
     path: PathBuf,
@@ -197,6 +154,7 @@ pub fn evaluate<'py>(
     device: &str,
     llm_base_url: Option<String>,
     llm_model: &str,
+    shard: Option<(i64, i64)>,
 ) -> PyResult<Bound<'py, PyDict>> {
     // The library's checks, the same as the command's.
     let count = |name, value| dialeval_eval::settings::count(name, value).map_err(eval_error);
@@ -208,10 +166,11 @@ pub fn evaluate<'py>(
         other => return Err(InputError::new_err(format!("references={other:?}: \"max\" or \"mean\""))),
     };
     let compute: Compute = device.parse().map_err(|e: dialeval_slm_model::Error| InputError::new_err(e.to_string()))?;
-    let settings = Settings {
-        path,
-        skip,
+    let corpus = CorpusInput { format: CorpusFormat::Jsonl, path, subset: None };
+    let job = MainJob {
         amr,
+        skip,
+        skip_reason: "left out by skip=".into(),
         models: ModelSettings {
             encoder,
             compute,
@@ -226,10 +185,27 @@ pub fn evaluate<'py>(
             references,
             ..ModelSettings::default()
         },
-        out,
         run: run_settings,
-        llm: llm_base_url.map(|base_url| LlmEndpoint { base_url, model: llm_model.to_owned() }),
+        llm: match llm_base_url {
+            Some(base_url) => LlmChoice::Endpoint { base_url, model: llm_model.to_owned() },
+            None => LlmChoice::None("no LLM configured (give llm_base_url=)".into()),
+        },
+        shard: shard_of(shard)?,
+        ..MainJob::new(corpus, out)
     };
-    let (report, notes) = interruptible(py, || run(&settings))?;
+    let (report, notes) = interruptible(py, || run(&job))?;
+    to_python(py, &report, &notes)
+}
+
+/// Builds the report of the whole JSONL corpus at `path` into `out` from the folders of its
+/// shards (each scored by `evaluate(..., shard=(k, n))`), as `dialeval evaluate merge` does:
+/// byte for byte the files of one run, but the seconds (see `dialeval.merge`).
+#[pyfunction]
+#[pyo3(signature = (path, out, shards, *, amr = Vec::new(), bootstrap = 1000, chunk = 10_000))]
+pub fn merge<'py>(py: Python<'py>, path: PathBuf, out: PathBuf, shards: Vec<PathBuf>, amr: Vec<PathBuf>, bootstrap: i64, chunk: i64) -> PyResult<Bound<'py, PyDict>> {
+    let count = |name, value| dialeval_eval::settings::count(name, value).map_err(eval_error);
+    let run = RunSettings { chunk: count("chunk", chunk)?, bootstrap: count("bootstrap", bootstrap)?, ..RunSettings::default() };
+    let job = MainJob { amr, run, ..MainJob::new(CorpusInput { format: CorpusFormat::Jsonl, path, subset: None }, out) };
+    let (report, notes) = interruptible(py, || job.merge(&shards, &MainJobObserver::SILENT).map(|done| (done.report, done.notes)))?;
     to_python(py, &report, &notes)
 }

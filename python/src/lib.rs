@@ -359,6 +359,7 @@ fn _dialeval(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(encode, m)?,
         wrap_pyfunction!(smatch, m)?,
         wrap_pyfunction!(evaluate::evaluate, m)?,
+        wrap_pyfunction!(evaluate::merge, m)?,
     ] {
         m.add_function(f)?;
     }

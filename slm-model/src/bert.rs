@@ -448,6 +448,26 @@ pub enum Pooling {
     Cls,
 }
 
+/// The longest input of the encoder in `dir` with `config`: its `sentence_bert_config.json`'s
+/// `max_seq_length` when it has one, at most the model's positions.
+fn window_of(dir: &Path, config: &BertConfig) -> usize {
+    std::fs::read_to_string(dir.join("sentence_bert_config.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v.get("max_seq_length").and_then(serde_json::Value::as_u64))
+        .map_or(config.max_tokens(), |n| n as usize)
+        .min(config.max_tokens())
+}
+
+/// [`PretrainedEncoder::fingerprint`] of the encoder in `dir`, without loading its weights.
+///
+/// # Errors
+/// A file that cannot be read.
+pub fn fingerprint_of(dir: &Path) -> Result<String> {
+    let config = BertConfig::load(&dir.join("config.json"))?;
+    fingerprint_files(&[dir.join("config.json"), dir.join("model.safetensors"), dir.join("tokenizer.json")], window_of(dir, &config))
+}
+
 /// sha256 over the files (each prefixed by its length) and `max_len`, first 16 hex digits.
 pub(crate) fn fingerprint_files(files: &[PathBuf], max_len: usize) -> Result<String> {
     use sha2::{Digest, Sha256};
@@ -559,6 +579,7 @@ pub struct PretrainedEncoder {
     hidden: usize,
     fingerprint: String,
     name: String,
+    dir: PathBuf,
     window: usize,
     /// Tokens per forward pass: a batch of sentences of `len` tokens holds up to
     /// `batch_tokens / len` of them (at least one). Large batches keep the matmuls large enough
@@ -593,12 +614,7 @@ impl PretrainedEncoder {
         let model = Bert::load(&config, &dir.join("model.safetensors"), device)?;
         let tokenizer_path = dir.join("tokenizer.json");
         let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| Error::Format(format!("{}: {e}", tokenizer_path.display())))?;
-        let max_len = std::fs::read_to_string(dir.join("sentence_bert_config.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|v| v.get("max_seq_length").and_then(serde_json::Value::as_u64))
-            .map_or(config.max_tokens(), |n| n as usize)
-            .min(config.max_tokens());
+        let max_len = window_of(dir, &config);
         tokenizer.with_padding(None);
         tokenizer.with_truncation(Some(TruncationParams { max_length: max_len, ..TruncationParams::default() })).map_err(|e| Error::Format(format!("{}: {e}", tokenizer_path.display())))?;
         let fingerprint = fingerprint_files(&[dir.join("config.json"), dir.join("model.safetensors"), tokenizer_path.clone()], max_len)?;
@@ -610,6 +626,7 @@ impl PretrainedEncoder {
             hidden: config.hidden_size,
             fingerprint,
             name,
+            dir: dir.to_owned(),
             window: max_len,
             batch_tokens: DEFAULT_BATCH_TOKENS,
             pooling: Pooling::Mean,
@@ -623,6 +640,11 @@ impl PretrainedEncoder {
     /// (whatever their folders are called).
     pub fn fingerprint(&self) -> &str {
         &self.fingerprint
+    }
+
+    /// The folder it was loaded from.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// What people call this encoder, for reports: its name when it is one the fetch scripts

@@ -1,6 +1,6 @@
 //! Where the models run: burn's CPU backend (`flex`) or a GPU through wgpu, chosen at run time.
 //!
-//! Every entry point that builds tensors takes a [`Compute`] (training: [`crate::train::TrainConfig::compute`],
+//! Every entry point that builds tensors takes a [`Compute`] (training: [`crate::config::TrainConfig::compute`],
 //! [`crate::ruber::RuberConfig::compute`]) or a `Device` made from one (scoring: `Scorer::load`,
 //! `RuberScorer::load`, `PretrainedEncoder::load`). Checkpoints do not depend on it: a model
 //! trained on one device loads, resumes and scores on any other.

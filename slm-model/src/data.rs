@@ -1,6 +1,8 @@
-//! From training pairs to tensors: a WordPiece tokenizer trained on the training text, the
-//! Graph-Transformer input of each turn's AMR (amr-graph's concept sequence and relation-path
-//! matrix), and padded batches.
+//! The featuriser: from training pairs to tensors — word pieces of the scratch text side
+//! ([`crate::wordpiece`]), sentence vectors or token states of the pretrained one
+//! ([`crate::sentence_vectors`], read for the texts of [`crate::texts`]), the Graph-Transformer
+//! input of each turn's AMR (amr-graph's concept sequence and relation-path matrix), and padded
+//! batches.
 //!
 //! Context graphs of several turns are merged block-diagonally: nodes of different turns are
 //! joined by the `<unreachable>` path label. A turn without AMR contributes one `<none>` node, so
@@ -15,440 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::model::{CrossBatch, GraphBatch, KnowledgeBatch, SlmBatch, TextEncoderKind, pair_features};
-
-/// Frozen sentence vectors looked up by text: what the SLM's pretrained head reads.
-pub trait SentenceVectors {
-    /// Vector width.
-    fn dim(&self) -> usize;
-    /// Identity of the encoder that made the vectors (a checkpoint trained on one encoder's
-    /// vectors refuses another's).
-    fn encoder_id(&self) -> &str;
-    /// The vector of `text`; `None` when it was not computed.
-    fn vector(&self, text: &str) -> Option<Vec<f32>>;
-    /// The token states of `text` (`tokens × dim`, row-major) that the cross-encoded text side
-    /// reads; `None` when they were not computed or the source keeps only pooled vectors.
-    fn token_states(&self, _text: &str) -> Option<Vec<half::f16>> {
-        None
-    }
-}
-
-impl<T: SentenceVectors + ?Sized> SentenceVectors for &T {
-    fn dim(&self) -> usize {
-        (**self).dim()
-    }
-    fn encoder_id(&self) -> &str {
-        (**self).encoder_id()
-    }
-    fn vector(&self, text: &str) -> Option<Vec<f32>> {
-        (**self).vector(text)
-    }
-    fn token_states(&self, text: &str) -> Option<Vec<half::f16>> {
-        (**self).token_states(text)
-    }
-}
-
-/// Sentence vectors seen as [`dialeval_datasets::negatives::PairVectors`], for negatives
-/// retrieved in embedding space: a pair's context is the joined text the pretrained head reads
-/// ([`context_text`]).
-#[derive(Debug, Clone, Copy)]
-pub struct PairSentenceVectors<V>(pub V);
-
-impl<V: SentenceVectors + Sync> dialeval_datasets::negatives::PairVectors for PairSentenceVectors<V> {
-    fn context(&self, pair: &TrainingPair) -> Option<Vec<f32>> {
-        self.0.vector(&context_text(pair))
-    }
-    fn response(&self, text: &str) -> Option<Vec<f32>> {
-        self.0.vector(text)
-    }
-}
-
-/// The text of a pair's context as the pretrained encoder sees it: its turns joined by spaces.
-pub fn context_text(pair: &TrainingPair) -> String {
-    pair.context.join(" ")
-}
-
-/// The last two context turns that have text, oldest first: what a featuriser with the turn
-/// channel ([`Featurizer::turns`]) reads apart from the joined context.
-pub fn turn_texts(pair: &TrainingPair) -> Vec<&str> {
-    let turns: Vec<&str> = pair.context.iter().map(String::as_str).filter(|t| !t.trim().is_empty()).collect();
-    turns[turns.len().saturating_sub(2)..].to_vec()
-}
-
-/// Width of the turn channel's features beyond `[c; r; c ⊙ r; |c − r|]` for vectors of width
-/// `dim`: `[l ⊙ r; |l − r|; cos(l, r); cos(m, r)]` ([`turn_features`]).
-pub fn turn_width(dim: usize) -> usize {
-    2 * dim + 2
-}
-
-/// The turn channel's features of a pair: with `l` the last turn's vector, `m` the mean of the
-/// last two turns' unit vectors and `r` the response's, `[l ⊙ r; |l − r|; cos(l, r); cos(m, r)]`.
-/// The two cosines are the zero-shot scores `Context-Cosine` and `Context-Cosine-2` of the eval
-/// crate; the head adds a learned multiple of them to its logit, so training starts from what
-/// the encoder already knows and cannot lose it. A pair without context turns reads zeros.
-pub fn turn_features(turns: &[Vec<f32>], response: &[f32]) -> Vec<f32> {
-    let dim = response.len();
-    let Some(last) = turns.last() else { return vec![0.0; turn_width(dim)] };
-    let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x) * f64::from(*x)).sum::<f64>().sqrt();
-    let cosine = |a: &[f32], b: &[f32]| {
-        let n = norm(a) * norm(b);
-        if n > 0.0 { a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum::<f64>() / n } else { 0.0 }
-    };
-    let mean: Vec<f32> = (0..dim)
-        .map(|k| {
-            turns
-                .iter()
-                .map(|t| {
-                    let n = norm(t);
-                    if n > 0.0 { (f64::from(t[k]) / n) as f32 } else { 0.0 }
-                })
-                .sum()
-        })
-        .collect();
-    let mut out = Vec::with_capacity(turn_width(dim));
-    out.extend(last.iter().zip(response).map(|(a, b)| a * b));
-    out.extend(last.iter().zip(response).map(|(a, b)| (a - b).abs()));
-    out.push(cosine(last, response) as f32);
-    out.push(cosine(&mean, response) as f32);
-    out
-}
-
-/// The knowledge a model with the knowledge channel reads for a pair: its knowledge or persona,
-/// unless empty or blank.
-pub fn knowledge_text(pair: &TrainingPair) -> Option<&str> {
-    pair.knowledge.as_deref().filter(|k| !k.trim().is_empty())
-}
-
-/// What of a pair's knowledge the pretrained head's knowledge channel reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KnowledgeUnit {
-    /// The sentence vector of the whole knowledge text (cut at the encoder's longest input).
-    #[default]
-    Whole,
-    /// The vector of the knowledge sentence nearest the response (highest dot product, the
-    /// cosine of the encoder's normalised vectors; [`knowledge_sentences`]): a persona is a list
-    /// of facts and a Wikipedia section a list of sentences, of which a grounded response uses
-    /// one; a pooled vector of all of them dilutes it, and the encoder reads only the first
-    /// word pieces of a long text (256 for all-MiniLM-L6-v2).
-    Sentence,
-}
-
-/// Most sentences of one knowledge text [`KnowledgeUnit::Sentence`] reads (the first ones).
-pub const MAX_KNOWLEDGE_SENTENCES: usize = 32;
-
-/// The sentences of a knowledge text: its lines, each split after `.`, `!` or `?` followed by
-/// white space, trimmed, blank ones left out; at most [`MAX_KNOWLEDGE_SENTENCES`], the first.
-/// A persona's `your persona:` lines are one sentence each.
-pub fn knowledge_sentences(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let mut start = 0;
-        let mut chars = line.char_indices().peekable();
-        while let Some((i, c)) = chars.next() {
-            let boundary = matches!(c, '.' | '!' | '?') && chars.peek().is_some_and(|&(_, n)| n.is_whitespace());
-            if boundary {
-                let end = i + c.len_utf8();
-                out.push(&line[start..end]);
-                start = end;
-            }
-        }
-        out.push(&line[start..]);
-    }
-    out.into_iter().map(str::trim).filter(|s| !s.is_empty()).take(MAX_KNOWLEDGE_SENTENCES).collect()
-}
-
-/// The texts whose vectors a model with the knowledge channel reads for a pair's knowledge:
-/// the whole text ([`knowledge_text`]) or its sentences ([`knowledge_sentences`]).
-pub fn knowledge_texts(pair: &TrainingPair, unit: KnowledgeUnit) -> Vec<&str> {
-    match (knowledge_text(pair), unit) {
-        (None, _) => Vec::new(),
-        (Some(k), KnowledgeUnit::Whole) => vec![k],
-        (Some(k), KnowledgeUnit::Sentence) => knowledge_sentences(k),
-    }
-}
-
-/// What of a pair a pretrained text side reads through sentence vectors, beside the joined
-/// context and the response: the knowledge (as its unit reads it) and the last two turns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct VectorInputs {
-    /// The knowledge channel's unit (`None`: no knowledge channel).
-    pub knowledge: Option<KnowledgeUnit>,
-    /// The turn channel ([`Featurizer::turns`]).
-    pub turns: bool,
-}
-
-impl VectorInputs {
-    /// Every text whose sentence vector is read for `pair`: the joined context
-    /// ([`context_text`]), the response, the knowledge ([`knowledge_texts`]) and the last two
-    /// turns ([`turn_texts`]) as asked.
-    pub fn texts<'a>(&self, pair: &'a TrainingPair) -> Vec<std::borrow::Cow<'a, str>> {
-        use std::borrow::Cow;
-        let mut out = vec![Cow::Owned(context_text(pair)), Cow::Borrowed(pair.response.as_str())];
-        if let Some(unit) = self.knowledge {
-            out.extend(knowledge_texts(pair, unit).into_iter().map(Cow::Borrowed));
-        }
-        if self.turns {
-            out.extend(turn_texts(pair).into_iter().map(Cow::Borrowed));
-        }
-        out
-    }
-
-    /// [`VectorInputs::texts`] of every pair of `parts`, in order (repeats kept: an encoder's
-    /// cache skips them).
-    pub fn texts_of<'a>(&self, parts: &[&'a [TrainingPair]]) -> Vec<std::borrow::Cow<'a, str>> {
-        parts.iter().flat_map(|part| part.iter()).flat_map(|p| self.texts(p)).collect()
-    }
-}
-
-/// Special token ids of [`WordPieceTokenizer`].
-pub const PAD: u32 = 0;
-/// Unknown word piece.
-pub const UNK: u32 = 1;
-/// Start of the input.
-pub const CLS: u32 = 2;
-/// Separator after the context and after the response.
-pub const SEP: u32 = 3;
-
-const SPECIALS: [&str; 4] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"];
-
-/// Lowercased runs of letters and digits, and single punctuation characters (BERT's
-/// pre-tokenisation after its normaliser, up to accent stripping).
-fn words_of(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    for c in text.chars().flat_map(char::to_lowercase) {
-        if c.is_alphanumeric() {
-            current.push(c);
-        } else {
-            if !current.is_empty() {
-                out.push(std::mem::take(&mut current));
-            }
-            if !c.is_whitespace() && !c.is_control() {
-                out.push(c.to_string());
-            }
-        }
-    }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
-}
-
-/// A WordPiece tokenizer (the `tokenizers` crate's model, BERT's normaliser — lowercasing,
-/// accent stripping — and pre-tokeniser) with a vocabulary learned from the training text,
-/// special tokens first so their ids are [`PAD`], [`UNK`], [`CLS`], [`SEP`]. Serialised as
-/// Hugging Face tokenizer JSON, so the saved file also loads in Python's `tokenizers`.
-#[derive(Debug, Clone)]
-pub struct WordPieceTokenizer {
-    inner: tokenizers::Tokenizer,
-}
-
-impl Serialize for WordPieceTokenizer {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        self.inner.serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for WordPieceTokenizer {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        let inner = tokenizers::Tokenizer::deserialize(deserializer)?;
-        for (id, token) in SPECIALS.iter().enumerate() {
-            if inner.token_to_id(token) != Some(id as u32) {
-                return Err(serde::de::Error::custom(format!("special token {token} must have id {id}")));
-            }
-        }
-        Ok(Self { inner })
-    }
-}
-
-impl WordPieceTokenizer {
-    /// Learns a vocabulary of at most `vocab_size` pieces from `texts`: the special tokens, every
-    /// character seen (word-initial and `##` continuation forms, so no word is unknown), then
-    /// whole words and `##` word endings of 2–6 characters seen at least `min_frequency` times,
-    /// most frequent first (ties by string). The counting is deterministic — the `tokenizers`
-    /// crate's own trainer breaks ties in hash order and gave different vocabularies from run to
-    /// run — and tokenisation is the crate's WordPiece (greedy longest match) behind BERT's
-    /// normaliser and pre-tokeniser.
-    ///
-    /// # Errors
-    /// [`Error::Config`] when the tokenizers crate rejects the vocabulary.
-    pub fn train<'a>(texts: impl Iterator<Item = &'a str>, vocab_size: usize, min_frequency: u64) -> Result<Self> {
-        use std::collections::{BTreeMap, BTreeSet};
-        use tokenizers::models::wordpiece::WordPiece;
-        use tokenizers::normalizers::bert::BertNormalizer;
-        use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
-        use tokenizers::{AddedToken, DecoderWrapper, PostProcessorWrapper, TokenizerImpl};
-        let fail = |e: tokenizers::Error| Error::Config(format!("WordPiece vocabulary: {e}"));
-        let mut words: BTreeMap<String, u64> = BTreeMap::new();
-        for t in texts {
-            for w in words_of(t) {
-                *words.entry(w).or_default() += 1;
-            }
-        }
-        let mut chars: BTreeSet<String> = BTreeSet::new();
-        let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-        for (w, &c) in &words {
-            let cs: Vec<char> = w.chars().collect();
-            for (i, ch) in cs.iter().enumerate() {
-                chars.insert(if i == 0 { ch.to_string() } else { format!("##{ch}") });
-            }
-            *counts.entry(w.clone()).or_default() += c;
-            for start in 1..cs.len() {
-                if (2..=6).contains(&(cs.len() - start)) {
-                    *counts.entry(format!("##{}", cs[start..].iter().collect::<String>())).or_default() += c;
-                }
-            }
-        }
-        let mut ranked: Vec<(String, u64)> = counts.into_iter().filter(|(p, c)| *c >= min_frequency && !chars.contains(p)).collect();
-        ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let pieces: Vec<String> = SPECIALS.iter().map(|s| (*s).to_owned()).chain(chars).chain(ranked.into_iter().map(|(p, _)| p)).take(vocab_size.max(SPECIALS.len())).collect();
-        let mut tokenizer: TokenizerImpl<WordPiece, BertNormalizer, BertPreTokenizer, PostProcessorWrapper, DecoderWrapper> = TokenizerImpl::new(WordPiece::default());
-        tokenizer.with_normalizer(Some(BertNormalizer::default())).map_err(fail)?.with_pre_tokenizer(Some(BertPreTokenizer));
-        tokenizer.add_special_tokens(SPECIALS.iter().map(|t| AddedToken::from(*t, true)).collect::<Vec<_>>()).map_err(fail)?;
-        let json = tokenizers::Tokenizer::from(tokenizer).to_string(false).map_err(fail)?;
-        let mut value: serde_json::Value = serde_json::from_str(&json).map_err(|e| Error::Format(format!("tokenizer JSON: {e}")))?;
-        value["model"]["vocab"] = serde_json::Value::Object(pieces.iter().enumerate().map(|(id, p)| (p.clone(), serde_json::Value::from(id))).collect());
-        serde_json::from_value(value).map_err(|e| Error::Format(format!("tokenizer JSON: {e}")))
-    }
-
-    /// Vocabulary size, special tokens included.
-    pub fn len(&self) -> usize {
-        self.inner.get_vocab_size(true)
-    }
-
-    /// Whether only the special tokens exist.
-    pub fn is_empty(&self) -> bool {
-        self.len() <= SPECIALS.len()
-    }
-
-    /// Word-piece ids of `text` (no special tokens added).
-    pub fn encode(&self, text: &str) -> Vec<u32> {
-        // Encoding a plain string with a trained WordPiece model cannot fail; an error would
-        // mean an inconsistent vocabulary, which deserialisation has already checked.
-        self.inner.encode(text, false).map(|e| e.get_ids().to_vec()).unwrap_or_else(|_| vec![UNK])
-    }
-
-    /// The word pieces of `text`.
-    ///
-    /// # Errors
-    /// [`Error::Format`] when the tokenizer fails on the text.
-    pub fn tokens(&self, text: &str) -> Result<Vec<String>> {
-        self.inner.encode(text, false).map(|e| e.get_tokens().to_vec()).map_err(|e| Error::Format(format!("tokenizer on {text:?}: {e}")))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use dialeval_datasets::pairs::PairKind;
-
-    use super::*;
-
-    #[test]
-    fn featurising_a_graph_at_the_size_limits_costs_the_nodes_kept() {
-        use dialeval_common::amr_limits::{MAX_DEPTH, MAX_NODES};
-        let pair = |response_amr: Option<String>| TrainingPair {
-            id: "p".into(),
-            context: vec!["what did you do".into()],
-            response: "we went out".into(),
-            kind: PairKind::Positive,
-            context_amr: vec![Some("(d / do-02 :ARG0 (y / you))".into())],
-            response_amr,
-            knowledge: None,
-        };
-        let featurizer = Featurizer::fit(&[pair(Some("(g / go-02 :ARG0 (w / we) :direction (o / out))".into()))], 32, 48, 4).unwrap_or_else(|e| panic!("{e}"));
-        let (chain, star) = (dialeval_testkit::penman_chain(MAX_DEPTH), dialeval_testkit::penman_star(MAX_NODES));
-        let too_deep = format!("{}{}", "(a :ARG0 ".repeat(MAX_DEPTH + 1), ")".repeat(MAX_DEPTH + 1));
-        let started = std::time::Instant::now();
-        for graph in [chain, star] {
-            let example = featurizer.example(&pair(Some(graph)));
-            assert!(example.has_graph);
-            assert_eq!(example.response.0.len(), 48, "the last max_nodes nodes are kept");
-        }
-        // A graph beyond the limits is read as a missing graph, at once.
-        let example = featurizer.example(&pair(Some(too_deep)));
-        assert_eq!(example.response.0, [Vocab::UNK]);
-        assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
-    }
-
-    #[test]
-    fn under_the_complete_graph_rule_a_pair_with_some_graphs_reads_none() {
-        let pair = |context_amr: Option<&str>, response_amr: Option<&str>| TrainingPair {
-            id: "p".into(),
-            context: vec!["what did you do".into()],
-            response: "we went out".into(),
-            kind: PairKind::Positive,
-            context_amr: vec![context_amr.map(str::to_owned)],
-            response_amr: response_amr.map(str::to_owned),
-            knowledge: None,
-        };
-        let (c, r) = (Some("(d / do-02 :ARG0 (y / you))"), Some("(g / go-02 :ARG0 (w / we))"));
-        let loose = Featurizer::fit(&[pair(c, r)], 32, 48, 4).unwrap_or_else(|e| panic!("{e}"));
-        let strict = loose.clone().with_complete_graphs();
-        let none = loose.example(&pair(None, None));
-        for (context, response) in [(c, None), (None, r)] {
-            let (kept, dropped) = (loose.example(&pair(context, response)), strict.example(&pair(context, response)));
-            assert!(kept.has_graph && !dropped.has_graph);
-            assert_eq!((&dropped.context, &dropped.response), (&none.context, &none.response));
-        }
-        let (kept, complete) = (loose.example(&pair(c, r)), strict.example(&pair(c, r)));
-        assert!(complete.has_graph);
-        assert_eq!((&complete.context, &complete.response), (&kept.context, &kept.response));
-        assert_ne!(complete.response, none.response);
-    }
-
-    #[test]
-    fn knowledge_splits_into_lines_and_sentences() {
-        let persona = "your persona: i like dogs.\nyour persona: i've three cats.\n\n";
-        assert_eq!(knowledge_sentences(persona), ["your persona: i like dogs.", "your persona: i've three cats."]);
-        let wiki = "The club was founded in 1902. It plays in Madrid! Who knows? e.g.the 3.5 rule\n  second line without stop  ";
-        assert_eq!(knowledge_sentences(wiki), ["The club was founded in 1902.", "It plays in Madrid!", "Who knows?", "e.g.the 3.5 rule", "second line without stop"]);
-        assert!(knowledge_sentences(" \n\t").is_empty());
-        let many: String = (0..40).map(|i| format!("Fact {i}. ")).collect();
-        let cut = knowledge_sentences(&many);
-        assert_eq!(cut.len(), MAX_KNOWLEDGE_SENTENCES);
-        assert_eq!(cut[0], "Fact 0.");
-        let pair = |k: Option<&str>| TrainingPair {
-            id: "p".into(),
-            context: vec![],
-            response: String::new(),
-            kind: PairKind::Positive,
-            context_amr: vec![],
-            response_amr: None,
-            knowledge: k.map(str::to_owned),
-        };
-        assert_eq!(knowledge_texts(&pair(Some("A. B.")), KnowledgeUnit::Whole), ["A. B."]);
-        assert_eq!(knowledge_texts(&pair(Some("A. B.")), KnowledgeUnit::Sentence), ["A.", "B."]);
-        assert!(knowledge_texts(&pair(Some("  ")), KnowledgeUnit::Sentence).is_empty());
-        assert!(knowledge_texts(&pair(None), KnowledgeUnit::Whole).is_empty());
-    }
-
-    #[test]
-    fn the_nearest_knowledge_sentence_is_the_one_of_highest_dot_product() {
-        assert_eq!(nearest(vec![vec![1.0, 0.0], vec![0.6, 0.8], vec![0.0, 1.0]], &[0.0, 1.0]), Some(vec![0.0, 1.0]));
-        assert_eq!(nearest(vec![vec![0.6, 0.8], vec![0.8, 0.6]], &[1.0, 1.0]), Some(vec![0.6, 0.8]), "the first of equals");
-        assert_eq!(nearest(Vec::new(), &[1.0]), None);
-    }
-
-    #[test]
-    fn wordpiece_round_trips_through_json_and_splits_unseen_words() {
-        let texts = ["Hi there, how are you?", "hi, fine thanks", "I am playing football", "we played and we are playing", "hi there", "they were running", "running and playing"];
-        let t = WordPieceTokenizer::train(texts.iter().copied(), 200, 2).unwrap_or_else(|e| panic!("{e}"));
-        let json = serde_json::to_string(&t).unwrap_or_else(|e| panic!("{e}"));
-        for _ in 0..5 {
-            let again = WordPieceTokenizer::train(texts.iter().copied(), 200, 2).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(serde_json::to_string(&again).unwrap_or_else(|e| panic!("{e}")), json, "training is reproducible");
-        }
-        let back: WordPieceTokenizer = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(back.encode("hi there"), t.encode("hi there"));
-        assert!(t.encode("Hi THERE").iter().all(|&id| id > SEP), "lowercased and known");
-        // An unseen word is split into known pieces rather than one unknown token.
-        let pieces = t.tokens("playings").unwrap_or_else(|e| panic!("{e}"));
-        assert!(pieces.len() > 1 && pieces.iter().skip(1).all(|p| p.starts_with("##")), "{pieces:?}");
-        assert!(t.encode("zebra").contains(&UNK) || t.tokens("zebra").unwrap_or_else(|e| panic!("{e}")).len() > 1);
-        let bad = json.replace("[PAD]", "[PAX]");
-        assert!(serde_json::from_str::<WordPieceTokenizer>(&bad).is_err());
-    }
-}
+use crate::sentence_vectors::{SentenceVectors, turn_features};
+use crate::texts::{KnowledgeUnit, VectorInputs, context_text, knowledge_sentences, knowledge_text, turn_texts};
+use crate::wordpiece::{CLS, PAD, SEP, WordPieceTokenizer};
 
 /// One featurised pair, before padding.
 #[derive(Debug, Clone, PartialEq)]
@@ -974,5 +545,72 @@ impl Featurizer {
             segments: Tensor::<2, Int>::from_data(TensorData::new(segments, [batch, seq]), device),
             pad: Tensor::<2, Bool>::from_data(TensorData::new(pad, [batch, seq]), device),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use dialeval_datasets::pairs::PairKind;
+
+    use super::*;
+
+    #[test]
+    fn featurising_a_graph_at_the_size_limits_costs_the_nodes_kept() {
+        use dialeval_common::amr_limits::{MAX_DEPTH, MAX_NODES};
+        let pair = |response_amr: Option<String>| TrainingPair {
+            id: "p".into(),
+            context: vec!["what did you do".into()],
+            response: "we went out".into(),
+            kind: PairKind::Positive,
+            context_amr: vec![Some("(d / do-02 :ARG0 (y / you))".into())],
+            response_amr,
+            knowledge: None,
+        };
+        let featurizer = Featurizer::fit(&[pair(Some("(g / go-02 :ARG0 (w / we) :direction (o / out))".into()))], 32, 48, 4).unwrap_or_else(|e| panic!("{e}"));
+        let (chain, star) = (dialeval_testkit::penman_chain(MAX_DEPTH), dialeval_testkit::penman_star(MAX_NODES));
+        let too_deep = format!("{}{}", "(a :ARG0 ".repeat(MAX_DEPTH + 1), ")".repeat(MAX_DEPTH + 1));
+        let started = std::time::Instant::now();
+        for graph in [chain, star] {
+            let example = featurizer.example(&pair(Some(graph)));
+            assert!(example.has_graph);
+            assert_eq!(example.response.0.len(), 48, "the last max_nodes nodes are kept");
+        }
+        // A graph beyond the limits is read as a missing graph, at once.
+        let example = featurizer.example(&pair(Some(too_deep)));
+        assert_eq!(example.response.0, [Vocab::UNK]);
+        assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn under_the_complete_graph_rule_a_pair_with_some_graphs_reads_none() {
+        let pair = |context_amr: Option<&str>, response_amr: Option<&str>| TrainingPair {
+            id: "p".into(),
+            context: vec!["what did you do".into()],
+            response: "we went out".into(),
+            kind: PairKind::Positive,
+            context_amr: vec![context_amr.map(str::to_owned)],
+            response_amr: response_amr.map(str::to_owned),
+            knowledge: None,
+        };
+        let (c, r) = (Some("(d / do-02 :ARG0 (y / you))"), Some("(g / go-02 :ARG0 (w / we))"));
+        let loose = Featurizer::fit(&[pair(c, r)], 32, 48, 4).unwrap_or_else(|e| panic!("{e}"));
+        let strict = loose.clone().with_complete_graphs();
+        let none = loose.example(&pair(None, None));
+        for (context, response) in [(c, None), (None, r)] {
+            let (kept, dropped) = (loose.example(&pair(context, response)), strict.example(&pair(context, response)));
+            assert!(kept.has_graph && !dropped.has_graph);
+            assert_eq!((&dropped.context, &dropped.response), (&none.context, &none.response));
+        }
+        let (kept, complete) = (loose.example(&pair(c, r)), strict.example(&pair(c, r)));
+        assert!(complete.has_graph);
+        assert_eq!((&complete.context, &complete.response), (&kept.context, &kept.response));
+        assert_ne!(complete.response, none.response);
+    }
+
+    #[test]
+    fn the_nearest_knowledge_sentence_is_the_one_of_highest_dot_product() {
+        assert_eq!(nearest(vec![vec![1.0, 0.0], vec![0.6, 0.8], vec![0.0, 1.0]], &[0.0, 1.0]), Some(vec![0.0, 1.0]));
+        assert_eq!(nearest(vec![vec![0.6, 0.8], vec![0.8, 0.6]], &[1.0, 1.0]), Some(vec![0.6, 0.8]), "the first of equals");
+        assert_eq!(nearest(Vec::new(), &[1.0]), None);
     }
 }

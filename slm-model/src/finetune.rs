@@ -29,9 +29,10 @@ use tokenizers::{Tokenizer, TruncationDirection};
 use crate::bert::{Bert, BertConfig, PretrainedEncoder, window_prefix};
 use crate::compute::Compute;
 use crate::error::{Error, Result};
-use crate::train::{LoopState, append_log, load_module, open_run, read_json, roc_auc};
+use crate::runs::{LoopState, append_log, load_module, open_run, read_json};
 use burn::module::Param;
 use dialeval_common::SentenceEmbedder;
+use dialeval_common::roc_auc;
 
 /// Settings of a fine-tuning run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -125,7 +126,7 @@ struct FineTuneMeta {
     encoder: BertConfig,
 }
 
-impl crate::train::RunMeta for FineTuneMeta {
+impl crate::runs::RunMeta for FineTuneMeta {
     const FILE: &'static str = "finetune.json";
     const DIFFERS: &'static str = "other settings or another encoder";
 
@@ -220,7 +221,7 @@ fn round_batches(lengths: &[usize], size: usize, length_buckets: bool, seed: u64
     }
     positions.sort_by_key(|&k| lengths[k]);
     let mut batches: Vec<Vec<usize>> = positions.chunks(size).map(<[usize]>::to_vec).collect();
-    crate::train::shuffle(&mut batches, &mut dialeval_common::SplitMix64(seed ^ 0x0B0C_4E75 ^ (round as u64).wrapping_mul(0x9E37_79B9)));
+    crate::runs::shuffle(&mut batches, &mut dialeval_common::SplitMix64(seed ^ 0x0B0C_4E75 ^ (round as u64).wrapping_mul(0x9E37_79B9)));
     batches
 }
 
@@ -278,7 +279,7 @@ fn save_tuned(dir: &Path, model: CrossScorer, trainable: usize) -> Result<()> {
     let (keep, other) = if trainable < model.encoder.layer_count() { ("top", "model") } else { ("model", "top") };
     let path = best.join(keep);
     let record = if keep == "top" { TunedTop { layers: model.encoder.top_layers(trainable), head: model.head, residual: model.residual }.into_record() } else { model.into_record() };
-    record.save(&path).map_err(|e| crate::train::record_error(&path, e))?;
+    record.save(&path).map_err(|e| crate::runs::record_error(&path, e))?;
     let stale = best.join(other).with_extension("bpk");
     if stale.is_file() {
         std::fs::remove_file(&stale).map_err(|e| Error::io(&stale, e))?;
@@ -313,9 +314,17 @@ fn encoder_files(dir: &Path) -> [PathBuf; 3] {
     [dir.join("config.json"), dir.join("model.safetensors"), dir.join("tokenizer.json")]
 }
 
+/// The digest fine-tunes of an earlier version recorded of their encoder: its files with the
+/// model's position count instead of its window. A checkpoint that carries it is accepted for
+/// the same files; new fine-tunes record [`PretrainedEncoder::fingerprint`], which a run's
+/// loaded encoder already holds.
+fn legacy_id(dir: &Path, config: &BertConfig) -> Result<String> {
+    crate::bert::fingerprint_files(&encoder_files(dir), config.max_tokens())
+}
+
 /// The pretrained encoder of `dir` under a head at zero (every pair starts at 0.5, or at the
 /// zero-shot cosines' residual with `residual`), on `device`.
-fn pretrained(dir: &Path, residual: bool, device: &Device) -> Result<(CrossScorer, BertConfig, String)> {
+fn pretrained(dir: &Path, residual: bool, device: &Device) -> Result<(CrossScorer, BertConfig)> {
     for (file, path) in ["config.json", "model.safetensors", "tokenizer.json"].into_iter().zip(encoder_files(dir)) {
         if !path.is_file() {
             return Err(Error::MissingModel { dir: dir.to_owned(), file });
@@ -324,9 +333,8 @@ fn pretrained(dir: &Path, residual: bool, device: &Device) -> Result<(CrossScore
     let config = BertConfig::load(&dir.join("config.json"))?;
     let head = LinearConfig::new(config.hidden_size, 1).with_initializer(Initializer::Zeros).init(device);
     let encoder = Bert::load(&config, &dir.join("model.safetensors"), device)?;
-    let id = crate::bert::fingerprint_files(&encoder_files(dir), config.max_tokens())?;
     let residual = residual.then(|| Param::from_tensor(Tensor::full([2], crate::model::COSINE_RESIDUAL_INIT, device)));
-    Ok((CrossScorer { encoder, head, residual }, config, id))
+    Ok((CrossScorer { encoder, head, residual }, config))
 }
 
 /// The order of the training pairs in `round`: pass after pass over the pairs, each pass a
@@ -339,7 +347,7 @@ fn round_order(n: usize, per_round: usize, seed: u64, round: usize) -> Vec<usize
     for global in start..start + per_round {
         if global / n != pass {
             pass = global / n;
-            order = crate::train::epoch_order(n, seed, pass + 1);
+            order = crate::runs::epoch_order(n, seed, pass + 1);
         }
         out.push(order[global % n]);
     }
@@ -350,20 +358,20 @@ fn round_order(n: usize, per_round: usize, seed: u64, round: usize) -> Vec<usize
 /// vectors (mean-pooled, normalised), on the plain device. The encoder is frozen, so a text's
 /// vector is computed once and kept (the dev pairs are scored every round).
 struct ZeroShot {
-    encoder: PretrainedEncoder,
+    encoder: std::sync::Arc<PretrainedEncoder>,
     memo: std::sync::Mutex<std::collections::HashMap<String, Vec<f32>>>,
 }
 
 impl ZeroShot {
-    fn new(encoder: PretrainedEncoder) -> Self {
+    fn new(encoder: std::sync::Arc<PretrainedEncoder>) -> Self {
         Self { encoder, memo: std::sync::Mutex::default() }
     }
 
     /// `[batch, 2]`: each pair's cosines of the response with its last turn and with the mean of
-    /// its last two ([`crate::data::turn_features`]; zeros without a turn).
+    /// its last two ([`crate::sentence_vectors::turn_features`]; zeros without a turn).
     fn cosines(&self, pairs: &[&TrainingPair], device: &Device) -> Result<Tensor<2>> {
         let mut memo = self.memo.lock().map_err(|_| Error::Format("zero-shot vectors: a thread panicked while holding them".into()))?;
-        let mut missing: Vec<&str> = pairs.iter().flat_map(|p| crate::data::turn_texts(p).into_iter().chain([p.response.as_str()])).filter(|t| !memo.contains_key(*t)).collect();
+        let mut missing: Vec<&str> = pairs.iter().flat_map(|p| crate::texts::turn_texts(p).into_iter().chain([p.response.as_str()])).filter(|t| !memo.contains_key(*t)).collect();
         missing.sort_unstable();
         missing.dedup();
         if !missing.is_empty() {
@@ -373,8 +381,8 @@ impl ZeroShot {
         let vector = |t: &str| memo.get(t).cloned().unwrap_or_default();
         let mut out = Vec::with_capacity(pairs.len() * 2);
         for p in pairs {
-            let turns: Vec<Vec<f32>> = crate::data::turn_texts(p).into_iter().map(vector).collect();
-            let features = crate::data::turn_features(&turns, &vector(&p.response));
+            let turns: Vec<Vec<f32>> = crate::texts::turn_texts(p).into_iter().map(vector).collect();
+            let features = crate::sentence_vectors::turn_features(&turns, &vector(&p.response));
             out.extend_from_slice(&features[features.len() - 2..]);
         }
         Ok(Tensor::from_data(TensorData::new(out, [pairs.len(), 2]), device))
@@ -424,7 +432,15 @@ pub fn fine_tune(data: &FineTuneData, config: &FineTuneConfig, dir: &Path, progr
     }
     let device = config.compute.device()?.autodiff();
     let plain = device.clone().without_autodiff();
-    let (model, encoder, encoder_id) = pretrained(data.encoder, config.cosine_residual, &device)?;
+    let (model, encoder) = pretrained(data.encoder, config.cosine_residual, &device)?;
+    let mut encoder_id = crate::bert::fingerprint_of(data.encoder)?;
+    // A run started by an earlier version recorded the legacy digest: it resumes under it.
+    if let Ok(old) = read_json::<FineTuneMeta>(&dir.join("finetune.json"))
+        && old.encoder_id != encoder_id
+        && old.encoder_id == legacy_id(data.encoder, &encoder)?
+    {
+        encoder_id = old.encoder_id;
+    }
     // The pair template adds at most four special tokens (MPNet's `<s> … </s></s> … </s>`).
     if config.context_tokens + config.response_tokens + 4 > encoder.max_tokens() {
         return Err(Error::Config(format!("{} context and {} response word pieces do not fit the encoder's {} positions", config.context_tokens, config.response_tokens, encoder.max_tokens())));
@@ -432,7 +448,7 @@ pub fn fine_tune(data: &FineTuneData, config: &FineTuneConfig, dir: &Path, progr
     let meta = FineTuneMeta { config: config.clone(), encoder_id, encoder };
     let (checkpoint, resume) = open_run(dir, &meta)?;
     let tokenizer = PairTokenizer::load(data.encoder, config)?;
-    let zero_shot = if config.cosine_residual { Some(ZeroShot::new(PretrainedEncoder::load(data.encoder, &plain)?)) } else { None };
+    let zero_shot = if config.cosine_residual { Some(ZeroShot::new(std::sync::Arc::new(PretrainedEncoder::load(data.encoder, &plain)?))) } else { None };
     let mut model = CrossScorer { encoder: model.encoder.with_trainable_top(config.trainable_layers), ..model };
     let mut optim = AdamConfig::new().with_grad_clipping(Some(GradientClippingConfig::Norm(1.0))).init();
     let mut state = LoopState::new(config.lr);
@@ -504,23 +520,24 @@ impl std::fmt::Debug for FineTunedScorer {
 }
 
 impl FineTunedScorer {
-    /// Loads `dir/best` (written by [`fine_tune`]) over the pretrained encoder of `encoder`,
-    /// which must be the one it was trained from.
+    /// Loads `dir/best` (written by [`fine_tune`]) over `encoder`, the run's loaded encoder,
+    /// which must be the one it was trained from: its weights are read once more for the tuned
+    /// copy, its fingerprint is not computed again, and the zero-shot cosines read it as it is.
     ///
     /// # Errors
     /// Missing or unreadable files; [`Error::EncoderMismatch`] for another encoder;
     /// [`Error::RecordMismatch`] when the saved parameters do not fit.
-    pub fn load(dir: &Path, encoder: &Path, device: Device) -> Result<Self> {
+    pub fn load(dir: &Path, encoder: &std::sync::Arc<PretrainedEncoder>, device: Device) -> Result<Self> {
         crate::bundle::verify(dir)?;
         let meta: FineTuneMeta = read_json(&dir.join("finetune.json"))?;
-        let (model, _, id) = pretrained(encoder, meta.config.cosine_residual, &device)?;
-        if id != meta.encoder_id {
-            return Err(Error::EncoderMismatch { expected: meta.encoder_id, found: id });
+        let (model, config) = pretrained(encoder.dir(), meta.config.cosine_residual, &device)?;
+        if meta.encoder_id != encoder.fingerprint() && meta.encoder_id != legacy_id(encoder.dir(), &config)? {
+            return Err(Error::EncoderMismatch { expected: meta.encoder_id, found: encoder.fingerprint().to_owned() });
         }
         let model = load_tuned(dir, model, meta.config.trainable_layers)?;
-        let tokenizer = PairTokenizer::load(encoder, &meta.config)?;
-        let zero_shot = if meta.config.cosine_residual { Some(ZeroShot::new(PretrainedEncoder::load(encoder, &device.clone().without_autodiff())?)) } else { None };
-        Ok(Self { model, tokenizer, zero_shot, device, config: meta.config, encoder_id: id })
+        let tokenizer = PairTokenizer::load(encoder.dir(), &meta.config)?;
+        let zero_shot = meta.config.cosine_residual.then(|| ZeroShot::new(std::sync::Arc::clone(encoder)));
+        Ok(Self { model, tokenizer, zero_shot, device, config: meta.config, encoder_id: meta.encoder_id })
     }
 
     /// The fingerprint of the pretrained encoder it was fine-tuned from (and reads).

@@ -78,7 +78,7 @@ pub struct PretrainedHeadConfig {
     #[config(default = false)]
     pub knowledge: bool,
     /// The turn channel: the input goes on with the last turn's features and the two zero-shot
-    /// cosines (`crate::data::turn_features`), and a learned multiple of the cosines is added to
+    /// cosines (`crate::sentence_vectors::turn_features`), and a learned multiple of the cosines is added to
     /// the positive class's logit (a residual on what the encoder knows without training).
     #[config(default = false)]
     pub turns: bool,
@@ -123,7 +123,7 @@ impl PretrainedHeadConfig {
     /// Builds the head on `device`.
     pub fn init(&self, device: &Device) -> PretrainedHead {
         let scale = (1.0 / self.input as f64).sqrt();
-        let width = if self.knowledge { 6 } else { 4 } * self.input + if self.turns { crate::data::turn_width(self.input) } else { 0 };
+        let width = if self.knowledge { 6 } else { 4 } * self.input + if self.turns { crate::sentence_vectors::turn_width(self.input) } else { 0 };
         PretrainedHead {
             hidden: LinearConfig::new(width, 2 * self.d_model).init(device),
             output: LinearConfig::new(2 * self.d_model, self.d_model).init(device),

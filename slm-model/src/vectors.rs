@@ -287,7 +287,7 @@ impl<'a> CachedSentenceVectors<'a> {
     }
 }
 
-impl crate::data::SentenceVectors for CachedSentenceVectors<'_> {
+impl crate::sentence_vectors::SentenceVectors for CachedSentenceVectors<'_> {
     fn dim(&self) -> usize {
         self.cache.dim
     }

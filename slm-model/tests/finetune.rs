@@ -86,11 +86,12 @@ fn top_layers_train_resume_exactly_and_the_saved_model_scores_as_measured() {
     assert!(top > 5_000_000 && top < 10_000_000 && !whole.join("best/model.bpk").exists(), "{top} bytes");
 
     // The best model scores the dev pairs as the run measured them.
-    let scorer = FineTunedScorer::load(&whole, &minilm, burn::prelude::Device::flex()).unwrap();
+    let encoder = std::sync::Arc::new(dialeval_slm_model::bert::PretrainedEncoder::load(&minilm, &burn::prelude::Device::flex()).unwrap());
+    let scorer = FineTunedScorer::load(&whole, &encoder, burn::prelude::Device::flex()).unwrap();
     let scores = scorer.score(&dev).unwrap();
     let labels: Vec<u8> = dev.iter().map(TrainingPair::label).collect();
     let best = logs.iter().map(|l| l.dev_auc).fold(f64::MIN, f64::max);
-    let auc = dialeval_slm_model::train::roc_auc(&scores, &labels).unwrap();
+    let auc = dialeval_common::roc_auc(&scores, &labels).unwrap();
     assert!((auc - best).abs() < 1e-9, "{auc} against {best}");
     let _ = std::fs::remove_dir_all(whole);
     let _ = std::fs::remove_dir_all(split);

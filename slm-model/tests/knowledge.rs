@@ -6,43 +6,19 @@
 //! over the token states of context, response and knowledge) learns the same task.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use dialeval_common::SplitMix64;
+use dialeval_common::roc_auc;
 use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use dialeval_slm_model::Error;
-use dialeval_slm_model::data::{KnowledgeUnit, SentenceVectors};
+use dialeval_slm_model::config::TrainConfig;
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
-use dialeval_slm_model::train::{Scorer, TrainConfig, TrainingData, roc_auc, train};
+use dialeval_slm_model::scorer::Scorer;
+use dialeval_slm_model::sentence_vectors::SentenceVectors;
+use dialeval_slm_model::texts::KnowledgeUnit;
+use dialeval_slm_model::train::{TrainingData, train};
 
-/// burn's device seed is process-wide: the trainings here run one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-const DIM: usize = 16;
-
-/// Sentence vectors held in memory.
-#[derive(Default)]
-struct Table(HashMap<String, Vec<f32>>);
-
-impl SentenceVectors for Table {
-    fn dim(&self) -> usize {
-        DIM
-    }
-    fn encoder_id(&self) -> &str {
-        "synthetic"
-    }
-    fn vector(&self, text: &str) -> Option<Vec<f32>> {
-        self.0.get(text).cloned()
-    }
-    /// A text of `1 + len % 3` tokens, each its vector scaled differently: texts of several
-    /// lengths, so batches are padded.
-    fn token_states(&self, text: &str) -> Option<Vec<half::f16>> {
-        let v = self.0.get(text)?;
-        let tokens = 1 + text.len() % 3;
-        Some((0..tokens).flat_map(|t| v.iter().map(move |x| half::f16::from_f32(x * (1.0 + 0.25 * t as f32)))).collect())
-    }
-}
+mod synthetic;
+use synthetic::{DIM, SERIAL, Table, auc, near, random, unit};
 
 /// The table's pooled vectors with its token states changed by a map, or withheld (`None`: a
 /// source of pooled vectors only).
@@ -62,20 +38,6 @@ impl SentenceVectors for Altered<'_> {
         let map = self.1?;
         Some(self.0.token_states(text)?.into_iter().map(map).collect())
     }
-}
-
-fn unit(v: Vec<f32>) -> Vec<f32> {
-    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
-    v.into_iter().map(|x| x / n).collect()
-}
-
-fn random(rng: &mut SplitMix64) -> Vec<f32> {
-    unit((0..DIM).map(|_| rng.unit() as f32 * 2.0 - 1.0).collect())
-}
-
-/// A vector near `topic`.
-fn near(topic: &[f32], rng: &mut SplitMix64) -> Vec<f32> {
-    unit(topic.iter().map(|t| t + 0.35 * (rng.unit() as f32 * 2.0 - 1.0)).collect())
 }
 
 /// `n` contexts, each with a knowledge text, a grounded positive and a negative grounded in
@@ -119,17 +81,6 @@ fn config(knowledge: bool, knowledge_dropout: f64) -> TrainConfig {
     }
 }
 
-fn temp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("dialeval-slm-knowledge-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn auc(scorer: &Scorer, pairs: &[TrainingPair], table: &Table) -> f64 {
-    let scores = scorer.score(pairs, Some(table)).unwrap();
-    roc_auc(&scores, &pairs.iter().map(TrainingPair::label).collect::<Vec<_>>()).unwrap()
-}
-
 #[test]
 fn the_knowledge_channel_learns_what_only_the_knowledge_tells() {
     let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -139,7 +90,7 @@ fn the_knowledge_channel_learns_what_only_the_knowledge_tells() {
     let test = task(&mut table, 64, 13, "test");
     let mut results = Vec::new();
     for (name, knowledge, dropout) in [("without", false, 0.0), ("with", true, 0.0), ("dropout", true, 0.5)] {
-        let dir = temp(name);
+        let dir = synthetic::temp("knowledge", name);
         train(&TrainingData { train: &train_pairs, dev: &dev, vectors: Some(&table) }, &config(knowledge, dropout), &dir, &|_, _, _| {}).unwrap();
         let scorer = Scorer::load(&dir, burn::prelude::Device::flex()).unwrap();
         assert_eq!(scorer.featurizer().knowledge, knowledge);
@@ -214,7 +165,7 @@ fn the_sentence_unit_finds_the_one_fact_a_response_is_grounded_in() {
     let test = persona_task(&mut table, 64, 6, 33, "test");
     let mut aucs = Vec::new();
     for (name, unit) in [("whole", KnowledgeUnit::Whole), ("sentence", KnowledgeUnit::Sentence)] {
-        let dir = temp(name);
+        let dir = synthetic::temp("knowledge", name);
         train(&TrainingData { train: &train_pairs, dev: &dev, vectors: Some(&table) }, &TrainConfig { knowledge_unit: unit, ..config(true, 0.0) }, &dir, &|_, _, _| {}).unwrap();
         let scorer = Scorer::load(&dir, burn::prelude::Device::flex()).unwrap();
         assert_eq!(scorer.featurizer().knowledge_unit, unit, "the unit is saved with the model");
@@ -244,7 +195,7 @@ fn knowledge_settings_out_of_range_are_refused() {
     let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut table = Table::default();
     let pairs = task(&mut table, 8, 1, "refused");
-    let dir = temp("refused");
+    let dir = synthetic::temp("knowledge", "refused");
     let refused = |config: TrainConfig| matches!(train(&TrainingData { train: &pairs, dev: &pairs, vectors: Some(&table) }, &config, &dir, &|_, _, _| {}), Err(Error::Config(_)));
     assert!(refused(config(true, 1.0)), "knowledge dropout 1 would never show the knowledge");
     assert!(refused(TrainConfig { text_encoder: TextEncoderKind::Scratch, ..config(true, 0.0) }), "the scratch text encoder has no knowledge channel");
@@ -258,7 +209,7 @@ fn the_cross_encoder_learns_the_grounding_from_token_states_and_ignores_padding(
     let train_pairs = task(&mut table, 256, 21, "train");
     let dev = task(&mut table, 48, 22, "dev");
     let test = task(&mut table, 64, 23, "test");
-    let dir = temp("cross");
+    let dir = synthetic::temp("knowledge", "cross");
     train(&TrainingData { train: &train_pairs, dev: &dev, vectors: Some(&table) }, &TrainConfig { text_encoder: TextEncoderKind::Cross, ..config(true, 0.0) }, &dir, &|_, _, _| {}).unwrap();
     let scorer = Scorer::load(&dir, burn::prelude::Device::flex()).unwrap();
     assert_eq!(scorer.featurizer().text_encoder(), TextEncoderKind::Cross);

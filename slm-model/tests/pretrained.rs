@@ -7,14 +7,18 @@
 use std::sync::Mutex;
 
 use burn::prelude::*;
+use dialeval_common::roc_auc;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp;
 use dialeval_datasets::pairs::{DdppPairConfig, TrainingPair, ddpp_context, ddpp_pairs, split_by_group};
 use dialeval_slm_model::Error;
 use dialeval_slm_model::bert::{PretrainedEncoder, minilm_dir};
-use dialeval_slm_model::data::{SentenceVectors, VectorInputs, context_text};
+use dialeval_slm_model::config::TrainConfig;
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
-use dialeval_slm_model::train::{Graphs, Scorer, TrainConfig, TrainingData, roc_auc, train};
+use dialeval_slm_model::scorer::{Graphs, Scorer};
+use dialeval_slm_model::sentence_vectors::SentenceVectors;
+use dialeval_slm_model::texts::{VectorInputs, context_text};
+use dialeval_slm_model::train::{TrainingData, train};
 use dialeval_slm_model::vectors::{CachedSentenceVectors, EmbeddingCache};
 
 /// burn's device seed is process-wide: the trainings here run one at a time.
@@ -160,7 +164,7 @@ fn pretrained_head_learns_scores_without_graphs_and_refuses_other_encoders() {
 fn embedding_negatives_are_nearer_their_context_than_random_ones() {
     use dialeval_datasets::negatives::{RetrievedNegatives, retrieve_negatives};
     use dialeval_datasets::pairs::PairKind;
-    use dialeval_slm_model::data::PairSentenceVectors;
+    use dialeval_slm_model::sentence_vectors::PairSentenceVectors;
     let Some(model_dir) = dialeval_testkit::optional_dir(minilm_dir(), "model.safetensors", "DIALEVAL_REQUIRE_MINILM") else { return };
     let encoder = PretrainedEncoder::load(&model_dir, &Device::flex()).unwrap();
     let (train_p, dev_p) = pairs();

@@ -7,8 +7,10 @@
 use burn::prelude::*;
 use dialeval_datasets::amr::read_blocks_lenient;
 use dialeval_datasets::pairs::{DiplomacyPairConfig, TrainingPair, diplomacy_pairs};
+use dialeval_slm_model::config::TrainConfig;
 use dialeval_slm_model::model::Mode;
-use dialeval_slm_model::train::{EpochLog, Scorer, TrainConfig, TrainingData, train};
+use dialeval_slm_model::scorer::Scorer;
+use dialeval_slm_model::train::{EpochLog, TrainingData, train};
 
 /// burn's seeded RNG is global to the process: the tests of this file train one at a time, or
 /// their draws interleave and two runs with the same seed differ.
@@ -102,9 +104,9 @@ fn resumed_training_equals_an_uninterrupted_run() {
 #[test]
 fn one_class_dev_set_is_a_typed_error() {
     let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    use dialeval_common::AucError;
     use dialeval_datasets::pairs::PairKind;
     use dialeval_slm_model::Error;
-    use dialeval_slm_model::train::AucError;
     let pair = |i: usize, kind: PairKind| TrainingPair {
         id: format!("p{i}"),
         context: vec![format!("hello number {i} how are you")],

@@ -6,51 +6,18 @@
 //! needs is named when missing.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use dialeval_common::SplitMix64;
 use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use dialeval_slm_model::Error;
-use dialeval_slm_model::data::{SentenceVectors, turn_features, turn_texts};
+use dialeval_slm_model::config::TrainConfig;
 use dialeval_slm_model::model::{COSINE_RESIDUAL_INIT, Mode, TextEncoderKind};
-use dialeval_slm_model::train::{Scorer, TrainConfig, TrainingData, roc_auc, train};
+use dialeval_slm_model::scorer::Scorer;
+use dialeval_slm_model::sentence_vectors::turn_features;
+use dialeval_slm_model::texts::turn_texts;
+use dialeval_slm_model::train::{TrainingData, train};
 
-/// burn's device seed is process-wide: the trainings here run one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-const DIM: usize = 16;
-
-#[derive(Default)]
-struct Table(HashMap<String, Vec<f32>>);
-
-impl SentenceVectors for Table {
-    fn dim(&self) -> usize {
-        DIM
-    }
-    fn encoder_id(&self) -> &str {
-        "synthetic"
-    }
-    fn vector(&self, text: &str) -> Option<Vec<f32>> {
-        self.0.get(text).cloned()
-    }
-    fn token_states(&self, text: &str) -> Option<Vec<half::f16>> {
-        Some(self.0.get(text)?.iter().copied().map(half::f16::from_f32).collect())
-    }
-}
-
-fn unit(v: Vec<f32>) -> Vec<f32> {
-    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
-    v.into_iter().map(|x| x / n).collect()
-}
-
-fn random(rng: &mut SplitMix64) -> Vec<f32> {
-    unit((0..DIM).map(|_| rng.unit() as f32 * 2.0 - 1.0).collect())
-}
-
-fn near(topic: &[f32], rng: &mut SplitMix64) -> Vec<f32> {
-    unit(topic.iter().map(|t| t + 0.35 * (rng.unit() as f32 * 2.0 - 1.0)).collect())
-}
+mod synthetic;
+use synthetic::{SERIAL, Table, auc, near, random};
 
 /// `n` two-turn contexts whose joined text's vector is random; the positive lies near the last
 /// turn, the negative near another topic.
@@ -94,17 +61,6 @@ fn config(turns: bool, epochs: usize) -> TrainConfig {
     }
 }
 
-fn temp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("dialeval-slm-turns-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn auc(scorer: &Scorer, pairs: &[TrainingPair], table: &Table) -> f64 {
-    let scores = scorer.score(pairs, Some(table)).unwrap();
-    roc_auc(&scores, &pairs.iter().map(TrainingPair::label).collect::<Vec<_>>()).unwrap()
-}
-
 #[test]
 fn turn_features_hold_the_last_turn_and_both_cosines() {
     let pair = |context: &[&str]| TrainingPair {
@@ -141,7 +97,7 @@ fn the_turn_channel_learns_what_only_the_last_turn_tells_and_starts_from_the_cos
     let test = task(&mut table, 64, 23, "test");
     let mut results = Vec::new();
     for (name, turns) in [("without", false), ("with", true)] {
-        let dir = temp(name);
+        let dir = synthetic::temp("turns", name);
         let logs = train(&TrainingData { train: &train_pairs, dev: &dev, vectors: Some(&table) }, &config(turns, 8), &dir, &|_, _, _| {}).unwrap();
         assert_eq!(logs.iter().all(|l| l.cosine_weights.is_some()), turns, "the log records the cosine weights with the channel only");
         if let Some(w) = logs.last().and_then(|l| l.cosine_weights) {
@@ -157,7 +113,7 @@ fn the_turn_channel_learns_what_only_the_last_turn_tells_and_starts_from_the_cos
     assert!(with > 0.9, "the channel reads the last turn: AUC {with}");
 
     // Untrained (one step at a learning rate of 1e-9): the residual alone ranks by the cosines.
-    let dir = temp("untrained");
+    let dir = synthetic::temp("turns", "untrained");
     let logs = train(&TrainingData { train: &train_pairs[..2], dev: &dev, vectors: Some(&table) }, &TrainConfig { lr: 1e-9, ..config(true, 1) }, &dir, &|_, _, _| {}).unwrap();
     let w = logs[0].cosine_weights.unwrap();
     assert!(w.iter().all(|x| (x - COSINE_RESIDUAL_INIT).abs() < 1e-3), "weights start at {COSINE_RESIDUAL_INIT}: {w:?}");
@@ -180,7 +136,7 @@ fn the_turn_channel_learns_what_only_the_last_turn_tells_and_starts_from_the_cos
 fn the_turn_channel_needs_a_pretrained_text_side() {
     let mut table = Table::default();
     let pairs = task(&mut table, 4, 1, "x");
-    let dir = temp("scratch");
+    let dir = synthetic::temp("turns", "scratch");
     let err = train(&TrainingData { train: &pairs, dev: &pairs, vectors: None }, &TrainConfig { text_encoder: TextEncoderKind::Scratch, ..config(true, 1) }, &dir, &|_, _, _| {}).unwrap_err();
     assert!(matches!(&err, Error::Config(m) if m.contains("turn channel")), "{err}");
     let _ = std::fs::remove_dir_all(dir);
@@ -199,7 +155,7 @@ fn the_turn_channel_and_the_knowledge_channel_read_together() {
             p.knowledge = Some(k);
         }
     }
-    let dir = temp("both");
+    let dir = synthetic::temp("turns", "both");
     let config = TrainConfig { knowledge: true, knowledge_dropout: 0.5, ..config(true, 2) };
     let logs = train(&TrainingData { train: &pairs, dev: &pairs, vectors: Some(&table) }, &config, &dir, &|_, _, _| {}).unwrap();
     assert_eq!(logs.len(), 2);

@@ -11,9 +11,11 @@ use dialeval_datasets::amr::AmrIndex;
 use dialeval_datasets::ddpp;
 use dialeval_datasets::pairs::{DdppPairConfig, TrainingPair, ddpp_pairs};
 use dialeval_slm_model::compute::Compute;
+use dialeval_slm_model::config::TrainConfig;
 use dialeval_slm_model::model::Mode;
 use dialeval_slm_model::ruber::{Embeddings, RuberConfig, RuberData, RuberScorer, Triple, train_unreferenced};
-use dialeval_slm_model::train::{Scorer, TrainConfig, TrainingData, train};
+use dialeval_slm_model::scorer::Scorer;
+use dialeval_slm_model::train::{TrainingData, train};
 use dialeval_slm_model::vectors::{CachedText, EmbeddingCache};
 
 const GPU: Compute = Compute::Wgpu(None);

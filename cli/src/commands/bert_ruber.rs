@@ -40,8 +40,9 @@ use dialeval_eval::models::{CheckpointIdentity, Compute, EncoderSide, default_ca
 use dialeval_eval::write::summary_markdown;
 use dialeval_eval::{Evaluation, Event};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_encoder_dir};
-use dialeval_slm_model::data::{PairSentenceVectors, VectorInputs};
 use dialeval_slm_model::ruber::{Embeddings, Objective, Representation, RuberConfig, RuberData, RuberScorer, train_unreferenced};
+use dialeval_slm_model::sentence_vectors::PairSentenceVectors;
+use dialeval_slm_model::texts::VectorInputs;
 use dialeval_slm_model::vectors::{CachedSentenceVectors, EmbeddingCache};
 use serde_json::json;
 
@@ -231,7 +232,7 @@ fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error
                     // The mix keeps the last two context turns, or more when the query reads more.
                     let turns = t.query_turns.max(2);
                     let topical = crate::support::topical_flag(t.topical).map(|c| dialeval_datasets::pairs::TopicalPairConfig { history: turns, ..c });
-                    let mix = crate::support::training_mix(
+                    let mix = dialeval_eval::models::mix::training_mix(
                         shared,
                         &dialeval_datasets::mix::MixConfig {
                             seed: config.seed,
@@ -242,6 +243,7 @@ fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error
                             ..Default::default()
                         },
                         &[],
+                        &|line| eprintln!("mix: {line}"),
                     )?;
                     test_pairs = mix.test;
                     let mut train = mix_triples(&mix.train, &config);
@@ -259,7 +261,7 @@ fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error
                 }
                 Data::Positives => positives_triples(&shared.join("data/dailydialog-plusplus"), &config, t.contexts)?,
             };
-            crate::support::record_data_settings(out, &json!({ "data": format!("{:?}", t.data).to_lowercase(), "retrieved_negatives": retrieved }))?;
+            dialeval_eval::models::mix::record_data_settings(out, &json!({ "data": format!("{:?}", t.data).to_lowercase(), "retrieved_negatives": retrieved }))?;
             eprintln!("bert_ruber: {} training triples, {} dev triples", train.len(), dev.len());
             let texts: Vec<&str> = train.iter().chain(&dev).flat_map(|t| [t.query.as_str(), t.positive.as_str(), t.negative.as_str()].into_iter().chain(t.knowledge.as_deref())).collect();
             if config.knowledge {
@@ -284,7 +286,7 @@ fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error
                 cache.fill(&encoder, &texts, &|_, _| {})?;
                 let pairs: Vec<(&str, &str)> = queries.iter().map(String::as_str).zip(test_pairs.iter().map(|p| p.response.as_str())).collect();
                 let scores = RuberScorer::load(out, device.clone())?.score(&cache, &pairs)?;
-                let auc = |kind| dialeval_slm_model::train::auc_against(&test_pairs, &scores, kind).ok();
+                let auc = |kind| dialeval_slm_model::separation::auc_against(&test_pairs, &scores, kind).ok();
                 let labels: Vec<u8> = test_pairs.iter().map(TrainingPair::label).collect();
                 let test = json!({"pairs": test_pairs.len(), "auc": dialeval_common::roc_auc(&scores, &labels).ok(), "auc_random": auc(PairKind::RandomNegative), "auc_adversarial": auc(PairKind::AdversarialNegative)});
                 std::fs::write(out.join("test.json"), serde_json::to_string_pretty(&test)?)?;

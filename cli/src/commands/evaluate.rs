@@ -1,6 +1,7 @@
 //! The main job: score a corpus with every metric its inputs allow, correlate each with the
-//! human ratings, and write a report with tables and plots. Wiring only: the pipeline is
-//! `dialeval-eval` (families, cache, analysis, writers).
+//! human ratings, and write a report with tables and plots. Wiring only: the flags become a
+//! [`MainJob`] of `dialeval-eval`, which reads, scores, analyses and writes (the Python
+//! package's `evaluate` runs the same job); this command shows its progress.
 //!
 //! With no options it evaluates the bundled USR-PersonaChat (`data/usr-personachat`) with its
 //! silver AMR, offline: length, BLEU/ROUGE-L/METEOR, BERTScore and the embedding metrics
@@ -12,32 +13,19 @@
 //! `evaluate merge DIR...` (with the same corpus flags) builds the whole corpus's report from
 //! the shards' folders. `cargo run --release --example evaluate -- --help`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
 
 use crate::support::Progress;
 use clap::Parser;
-use dialeval_amr_parse::{AmrParser, CommandAmrParser, LlmAmrParser, LlmParserConfig};
 use dialeval_common::MultiRef;
-use dialeval_datasets::amr::{AmrIndex, Coverage};
-use dialeval_datasets::{CorpusFormat, DialogueItem, Selection};
-use dialeval_eval::digest::items_digest;
-use dialeval_eval::families::LlmFamily;
-use dialeval_eval::families::llm::LlmJudging;
-use dialeval_eval::lock::OutputLock;
-use dialeval_eval::models::{Built, Compute, FamilyName, JobFamilies, JobObserver, ModelBundle, ModelSettings, ModelSource, Retrain, add_families, default_cache_dir};
-use dialeval_eval::parse::ParseStore;
-use dialeval_eval::shard::{Shard, ShardScores, merge};
-use dialeval_eval::{Evaluation, Event, FamilyCache, ItemSource, JsonlSource, Pipeline, Report, RunSettings, Scored};
-use dialeval_llm_prompt::prompt::{Templates, Variant};
-use dialeval_llm_prompt::{CachedClient, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
+use dialeval_datasets::CorpusFormat;
+use dialeval_eval::models::main_job::{AmrParserChoice, CorpusInput, LlmChoice, MainJob, MainJobObserver, bundled_amr, bundled_corpus};
+use dialeval_eval::models::{Compute, FamilyName, JobObserver, ModelSettings, ModelSource, Retrain, default_cache_dir};
+use dialeval_eval::shard::Shard;
+use dialeval_eval::{Event, RunSettings};
 
 type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;
-
-/// The endpoint of the local server (`scripts/llm_server.sh start`), used when none is given.
-const LOCAL_LLM: &str = "http://127.0.0.1:8089/v1";
 
 /// A family name for `--skip` (the library's [`FamilyName`]).
 fn family_name(value: &str) -> Result<FamilyName, String> {
@@ -167,141 +155,74 @@ pub fn main<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> ExitCode {
 }
 
 fn run(args: Args) -> AnyResult<()> {
-    // Checked by the library, before anything is read or locked (the same errors as Rust's and
-    // Python's).
-    let settings = RunSettings { chunk: args.chunk, bootstrap: args.bootstrap, ..RunSettings::default() };
-    let config = settings.report_config()?;
-    // One run per output folder: a second `evaluate` into the same --out stops here.
-    let lock = OutputLock::acquire(&args.out)?;
-    if let Some(owner) = lock.stale_owner() {
-        eprintln!("evaluate: {} was left by a run that did not finish ({owner}); taken over", lock.path().display());
-    }
-    // JSONL is read as a stream, a chunk at a time (graphs attached and the shard picked as it
-    // is read); the other corpora are one JSON document each and are loaded whole. Parsing the
-    // utterances that lack a graph needs them all first, so --amr-parser loads JSONL whole too.
-    let stream = args.corpus.streams() && args.amr_parser.is_none();
-    let mut corpus = if stream { Vec::new() } else { load_corpus(&args)? };
-    let mut amr_files = if args.amr.is_empty() && args.corpus == CorpusFormat::Usr { vec![args.data.join("silver-amr/usr-personachat.silver.amr.txt")] } else { args.amr.clone() };
-    if let Some(choice) = &args.amr_parser {
-        amr_files.push(parse_missing(&args, choice, &corpus, &amr_files)?);
-    }
-    // Lenient by default: a malformed block is skipped and named (here and in report.md), the
-    // file's other graphs are served; --strict-amr makes it an error.
-    let amr = Arc::new(if args.strict_amr { AmrIndex::load(&amr_files)? } else { AmrIndex::load_lenient(&amr_files)? });
-    for bad in &amr.malformed {
-        eprintln!("evaluate: AMR block skipped: {bad} (--strict-amr makes this an error)");
-    }
-    let coverage = Arc::new(std::sync::Mutex::new(Coverage::default()));
-    let part = if stream {
-        Vec::new()
-    } else {
-        *coverage.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = amr.attach(&mut corpus);
-        eprintln!("evaluate: {} items of {}", corpus.len(), args.corpus);
-        args.shard.map_or_else(Vec::new, |shard| shard.select(&corpus))
+    let path = match (&args.input, bundled_corpus(args.corpus, &args.data)) {
+        (Some(input), _) => PathBuf::from(input),
+        (None, Some(bundled)) => bundled,
+        (None, None) => return Err(format!("--corpus {} needs --input", args.corpus).into()),
     };
-    // The items scored (a shard's, or all) and, for a shard, the whole corpus it is cut from.
-    let source = |shard: Option<Shard>| -> AnyResult<Box<dyn ItemSource>> {
-        if !stream {
-            return Ok(Box::new(if shard.is_some() { part.as_slice() } else { corpus.as_slice() }));
-        }
-        let (amr, coverage) = (Arc::clone(&amr), Arc::clone(&coverage));
-        let mut jsonl = JsonlSource::new(Path::new(args.input.as_deref().ok_or("--corpus jsonl needs --input")?)).prepare(move |chunk| {
-            let found = amr.attach(chunk);
-            let mut c = coverage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            c.turns += found.turns;
-            c.with_amr += found.with_amr;
-            Ok(())
-        });
-        jsonl = match shard {
-            // One read: the shard's items, and the whole corpus's digest for the merge.
-            Some(shard) => jsonl.keep(move |item| shard.contains(&item.id)).digesting(),
-            None => jsonl.counted()?,
-        };
-        Ok(Box::new(jsonl))
-    };
-    let covered = || {
-        let c = *coverage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        eprintln!("evaluate: AMR for {} of {} utterances", c.with_amr, c.turns);
+    let job = MainJob {
+        corpus: CorpusInput { format: args.corpus, path, subset: args.subset.clone() },
+        out: args.out.clone(),
+        amr: if args.amr.is_empty() { bundled_amr(args.corpus, &args.data) } else { args.amr.clone() },
+        strict_amr: args.strict_amr,
+        amr_parser: args.amr_parser.clone(),
+        skip: args.skip.clone(),
+        skip_reason: "left out by --skip".into(),
+        models: ModelSettings {
+            encoder: args.encoder.clone(),
+            compute: args.device,
+            models: Some(args.models.clone()),
+            slm: args.slm.clone(),
+            ruber: args.ruber.clone(),
+            fine_tuned: args.fine_tuned.clone(),
+            retrain: if args.retrain { Retrain::Always } else { Retrain::IfNotShipped },
+            data: args.data.clone(),
+            seed: args.seed,
+            out: args.out.clone(),
+            cache_dir: default_cache_dir(),
+            references: args.references,
+        },
+        run: RunSettings { chunk: args.chunk, bootstrap: args.bootstrap, ..RunSettings::default() },
+        llm: match &args.llm_base_url {
+            Some(base_url) => LlmChoice::Endpoint { base_url: base_url.clone(), model: args.llm_model.clone() },
+            None => LlmChoice::LocalIfReachable { model: args.llm_model.clone(), otherwise: "no LLM configured (give --llm-base-url or start scripts/llm_server.sh)".into() },
+        },
+        shard: args.shard,
     };
     let bar = std::sync::Mutex::new(Reporter::default());
-    if let Some(Command::Merge { shards }) = &args.command {
-        if args.shard.is_some() {
-            return Err("evaluate merge takes the shards' folders; --shard is for scoring one".into());
-        }
-        let shards: Vec<ShardScores> = shards.iter().map(|d| ShardScores::read(d)).collect::<Result<_, _>>()?;
-        // One pass over the corpus, without families: its ids, human scores and digest.
-        let scan = Pipeline::new().run_source(source(None)?.as_ref(), args.chunk, &|event| report(event, &bar))?;
-        let (table, runs) = merge(&scan.rows.ids, &scan.digest, &shards)?;
-        eprintln!("evaluate: merged {} shards into {} items × {} metrics", shards.len(), table.items(), table.columns().len());
-        let done = Report::analyse(Scored { table, runs, ..scan }, &config, &|event| report(event, &bar))?;
-        eprintln!("evaluate: writing the report …");
-        done.write(&args.out)?;
-        println!("{}", dialeval_eval::write::summary_markdown(&done.analysis));
-        eprintln!("evaluate: report in {}", args.out.join("report.md").display());
-        return Ok(());
-    }
-    if let (Some(shard), false) = (args.shard, stream) {
-        eprintln!("evaluate: shard {shard}: {} of the {} items", part.len(), corpus.len());
-    }
-    let items = source(args.shard)?;
-    let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&args.out.join("metrics"))?);
-    let bundle = ModelBundle::load(ModelSettings {
-        encoder: args.encoder.clone(),
-        compute: args.device,
-        models: Some(args.models.clone()),
-        slm: args.slm.clone(),
-        ruber: args.ruber.clone(),
-        fine_tuned: args.fine_tuned.clone(),
-        retrain: if args.retrain { Retrain::Always } else { Retrain::IfNotShipped },
-        data: args.data.clone(),
-        seed: args.seed,
-        out: args.out.clone(),
-        cache_dir: default_cache_dir(),
-        references: args.references,
-    })?;
-    let llm = match llm_family(&args)? {
-        Some(f) => Built::Ready(f),
-        None => Built::Skipped("no LLM configured (give --llm-base-url or start scripts/llm_server.sh)".into()),
-    };
     // A bar only when a checkpoint is trained here.
     let training: std::sync::Mutex<Option<(FamilyName, Progress)>> = std::sync::Mutex::new(None);
-    let observer = JobObserver {
-        notice: &|name, source: &ModelSource| eprintln!("evaluate: {name}: {source}"),
-        epochs: &|name, e, s, n| {
-            let mut bar = training.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if bar.as_ref().is_none_or(|(family, _)| *family != name) {
-                if let Some((_, done)) = bar.take() {
-                    done.finish();
+    let observer = MainJobObserver {
+        event: &|event| report(event, &bar),
+        models: JobObserver {
+            notice: &|name, source: &ModelSource| eprintln!("evaluate: {name}: {source}"),
+            epochs: &|name, e, s, n| {
+                let mut bar = training.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if bar.as_ref().is_none_or(|(family, _)| *family != name) {
+                    if let Some((_, done)) = bar.take() {
+                        done.finish();
+                    }
+                    *bar = Some((name, Progress::new(&format!("training {name}"))));
                 }
-                *bar = Some((name, Progress::new(&format!("training {name}"))));
-            }
-            if let Some((_, b)) = bar.as_ref() {
-                b.update_epoch(e, s, n);
-            }
+                if let Some((_, b)) = bar.as_ref() {
+                    b.update_epoch(e, s, n);
+                }
+            },
         },
+        say: &|line| eprintln!("evaluate: {line}"),
     };
-    let families = JobFamilies { skip: &args.skip, skip_reason: "left out by --skip", amr: &amr, amr_files: &amr_files, references: args.references, llm };
-    add_families(&mut pipeline, &bundle, families, &observer)?;
+    let done = match &args.command {
+        Some(Command::Merge { shards }) => job.merge(shards, &observer)?.report,
+        None => job.run(&observer)?.report,
+    };
     if let Some((_, bar)) = training.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
         bar.finish();
     }
-    let done = Evaluation::of_source(items.as_ref()).pipeline(pipeline).settings(&settings).observe(|event| report(event, &bar)).run()?;
-    covered();
-    eprintln!("evaluate: writing the report …");
-    done.write(&args.out)?;
-    if let Some(shard) = args.shard {
-        // The digest of the whole corpus the shard is cut from, so that the merge can check it.
-        let corpus_digest = match items.corpus_digest() {
-            Some(digest) => digest,
-            None if stream => return Err("the shard's source read no whole corpus to digest".into()),
-            None => items_digest(&corpus)?,
-        };
-        ShardScores::of(shard, &corpus_digest, &done)?.write(&args.out)?;
-        eprintln!("evaluate: shard {shard}: {} items; scores for the merge in {}", done.rows.len(), args.out.join(dialeval_eval::shard::SHARD_FILE).display());
-    }
     println!("{}", dialeval_eval::write::summary_markdown(&done.analysis));
-    for r in &done.runs {
-        eprintln!("evaluate: {:>14}: {:6.1} s", r.family, r.seconds);
+    if args.command.is_none() {
+        for r in &done.runs {
+            eprintln!("evaluate: {:>14}: {:6.1} s", r.family, r.seconds);
+        }
     }
     eprintln!("evaluate: report in {}", args.out.join("report.md").display());
     Ok(())
@@ -355,65 +276,10 @@ fn report(event: Event<'_>, state: &std::sync::Mutex<Reporter>) {
     }
 }
 
-fn load_corpus(args: &Args) -> AnyResult<Vec<DialogueItem>> {
-    let path = match (&args.input, args.corpus) {
-        (Some(input), _) => PathBuf::from(input),
-        (None, CorpusFormat::Usr) => args.data.join("usr-personachat/pc_usr_data.json"),
-        (None, format) => return Err(format!("--corpus {format} needs --input").into()),
-    };
-    let loaded = args.corpus.load(&path, &Selection { dataset: args.subset.clone(), model: None })?;
-    for (cell, n) in &loaded.cells {
-        eprintln!("evaluate: GRADE {}/{}: {n} items", cell.dataset, cell.model);
-    }
-    Ok(loaded.items)
-}
-
-/// Which parser `--amr-parser` names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum AmrParserChoice {
-    Llm,
-    Command(String),
-}
-
 fn amr_parser_choice(value: &str) -> Result<AmrParserChoice, String> {
     match value.split_once(':') {
         None if value == "llm" => Ok(AmrParserChoice::Llm),
         Some(("command", cmd)) if !cmd.trim().is_empty() => Ok(AmrParserChoice::Command(cmd.to_owned())),
         _ => Err(format!("{value:?}: `llm` or `command:CMD`")),
     }
-}
-
-/// The parser `--amr-parser` names, run over the utterances no AMR file covers; returns the
-/// file of its graphs (`OUT/amr/parsed-<parser>.amr.txt`).
-fn parse_missing(args: &Args, choice: &AmrParserChoice, items: &[DialogueItem], files: &[PathBuf]) -> AnyResult<PathBuf> {
-    let parser: Box<dyn AmrParser> = match choice {
-        AmrParserChoice::Command(cmd) => Box::new(CommandAmrParser::from_command_line(cmd)?),
-        AmrParserChoice::Llm => {
-            let base_url = args.llm_base_url.clone().unwrap_or_else(|| LOCAL_LLM.to_owned());
-            let http = OpenAiClient::new(OpenAiConfig { base_url, timeout: Duration::from_secs(300), ..OpenAiConfig::default() })?;
-            let client = CachedClient::new(http, args.out.join("cache/amr-llm"))?;
-            Box::new(LlmAmrParser::new(client, LlmParserConfig { model: args.llm_model.clone(), ..LlmParserConfig::default() })?)
-        }
-    };
-    let bar = Progress::new("AMR parsing");
-    let dir = args.out.join("amr");
-    let done = ParseStore::new(parser.as_ref(), &dir).parse_missing(items, files, &|d, t| bar.update(d, t))?;
-    bar.finish();
-    for (text, why) in &done.failures {
-        eprintln!("evaluate: no graph for {text:?}: {why}");
-    }
-    eprintln!("evaluate: AMR parsing ({}): {:?}", parser.name(), done.stats);
-    Ok(done.file)
-}
-
-/// The LLM family when an endpoint is given or the local server answers on its default address.
-fn llm_family(args: &Args) -> AnyResult<Option<LlmFamily<CachedClient<OpenAiClient>>>> {
-    let base_url = args.llm_base_url.clone().unwrap_or_else(|| LOCAL_LLM.to_owned());
-    if args.llm_base_url.is_none() && !crate::support::reachable(&base_url) {
-        return Ok(None);
-    }
-    let client = OpenAiClient::new(OpenAiConfig { base_url: base_url.clone(), timeout: Duration::from_secs(300), ..OpenAiConfig::default() })?;
-    let client = CachedClient::new(client, args.out.join("cache/llm"))?;
-    let config = JudgeConfig { model: args.llm_model.clone(), ..JudgeConfig::default() };
-    Ok(Some(LlmFamily::new(client, LlmJudging { endpoint: base_url, templates: Templates::builtin()?, judge: config, variant: Variant::NoSlm, scoring: Scoring::Parse })))
 }

@@ -111,7 +111,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         compute: args.device,
         ..FineTuneConfig::default()
     };
-    let mix = crate::support::training_mix(
+    let mix = dialeval_eval::models::mix::training_mix(
         &args.shared,
         &dialeval_datasets::mix::MixConfig {
             seed: args.seed,
@@ -121,6 +121,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             ..Default::default()
         },
         &[],
+        &|line| eprintln!("mix: {line}"),
     )?;
     let dev = even_sample(&mix.dev, args.dev_pairs);
     eprintln!("fine-tune: {} training pairs, {} dev pairs (of {}), {} test pairs", mix.train.len(), dev.len(), mix.dev.len(), mix.test.len());
@@ -131,10 +132,12 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         println!("{}", serde_json::to_string(&l)?);
     }
     // The held-out test split of the mix: ROC AUC of the best model against each kind of negative.
-    let scorer = FineTunedScorer::load(&args.out, &encoder, args.device.device()?)?;
+    let device = args.device.device()?;
+    let pretrained = std::sync::Arc::new(dialeval_slm_model::bert::PretrainedEncoder::load(&encoder, &device)?);
+    let scorer = FineTunedScorer::load(&args.out, &pretrained, device)?;
     let scores = scorer.score(&mix.test)?;
     let labels: Vec<u8> = mix.test.iter().map(TrainingPair::label).collect();
-    let auc = |kind| dialeval_slm_model::train::auc_against(&mix.test, &scores, kind).ok();
+    let auc = |kind| dialeval_slm_model::separation::auc_against(&mix.test, &scores, kind).ok();
     let test =
         json!({"pairs": mix.test.len(), "auc": dialeval_common::roc_auc(&scores, &labels).ok(), "auc_random": auc(PairKind::RandomNegative), "auc_adversarial": auc(PairKind::AdversarialNegative)});
     std::fs::write(args.out.join("test.json"), serde_json::to_string_pretty(&test)?)?;

@@ -28,7 +28,7 @@ use dialeval_eval::models::{Compute, score_items};
 use dialeval_llm_prompt::judge::CRITERIA;
 use dialeval_llm_prompt::prompt::{PromptInput, Templates, Variant};
 use dialeval_llm_prompt::{CachedClient, Judge, JudgeConfig, JudgeMode, OpenAiClient, OpenAiConfig, Scoring};
-use dialeval_slm_model::train::Scorer;
+use dialeval_slm_model::scorer::Scorer;
 use serde_json::json;
 
 /// How answers become scores.

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use dialeval_eval::models::{Compute, score_items};
-use dialeval_slm_model::train::Scorer;
+use dialeval_slm_model::scorer::Scorer;
 
 #[derive(Debug, Parser)]
 #[command(about = "Score the items of a JSONL corpus with a trained SLM")]

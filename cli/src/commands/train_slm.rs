@@ -30,15 +30,20 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::support::YesNo;
+use dialeval_common::roc_auc;
 use dialeval_datasets::amr::{AmrIndex, read_blocks_lenient};
 use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::negatives::{NegativeFamily, RetrievedNegatives, drop_negatives, retrieve_negatives};
 use dialeval_datasets::pairs::{DiplomacyPairConfig, PairKind, TrainingPair, diplomacy_pairs, split_by_group};
 use dialeval_eval::models::{Compute, SlmPairing, ddpp_slm_pairs, split_contexts};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_encoder_dir};
-use dialeval_slm_model::data::{KnowledgeUnit, PairSentenceVectors, SentenceVectors};
+use dialeval_slm_model::config::TrainConfig;
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
-use dialeval_slm_model::train::{Graphs, Scorer, TrainConfig, TrainingData, accuracy, roc_auc, scores_against, train};
+use dialeval_slm_model::scorer::{Graphs, Scorer};
+use dialeval_slm_model::sentence_vectors::{PairSentenceVectors, SentenceVectors};
+use dialeval_slm_model::separation::{accuracy, scores_against};
+use dialeval_slm_model::texts::KnowledgeUnit;
+use dialeval_slm_model::train::{TrainingData, train};
 use dialeval_slm_model::vectors::CachedSentenceVectors;
 use serde_json::json;
 
@@ -255,10 +260,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 config.topical = config.topical.map(|t| dialeval_datasets::pairs::TopicalPairConfig { length_matched_share: 0.0, ..t });
                 config.dailydialog = config.dailydialog.map(|d| dialeval_datasets::pairs::DailyDialogPairConfig { length_matched_share: 0.0, ..d });
             }
-            let held_out = if args.graph_test.yes() { crate::support::graph_test_conversations(shared)? } else { Vec::new() };
+            let held_out = if args.graph_test.yes() { dialeval_eval::models::mix::graph_test_conversations(shared)? } else { Vec::new() };
             data_settings["mix"] = serde_json::to_value(config)?;
             data_settings["graph_test"] = json!(held_out);
-            let mix = crate::support::training_mix(shared, &config, &held_out)?;
+            let mix = dialeval_eval::models::mix::training_mix(shared, &config, &held_out, &|line| eprintln!("mix: {line}"))?;
             graph_test = mix.topical_test;
             (mix.train, mix.dev, mix.test)
         }
@@ -358,7 +363,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         let dropped = drop_negatives(&mut train_pairs, &args.drop_negatives);
         eprintln!("train_slm: {dropped} training negatives of {:?} left out", args.drop_negatives);
     }
-    crate::support::record_data_settings(out, &data_settings)?;
+    dialeval_eval::models::mix::record_data_settings(out, &data_settings)?;
     // What the model reads: under the complete-graph rule (which its featuriser applies, in
     // scoring too) a pair with some of its graphs reads none.
     let read = |pairs: &[TrainingPair]| {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use dialeval_datasets::DialogueItem;
 use dialeval_slm_model::bert::PretrainedEncoder;
-use dialeval_slm_model::data::SentenceVectors;
+use dialeval_slm_model::sentence_vectors::SentenceVectors;
 use dialeval_slm_model::vectors::CachedSentenceVectors;
 use serde::Serialize;
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use dialeval_datasets::DialogueItem;
 use dialeval_datasets::pairs::TrainingPair;
 use dialeval_slm_model::bert::PretrainedEncoder;
-use dialeval_slm_model::train::Scorer;
+use dialeval_slm_model::scorer::Scorer;
 use serde::Serialize;
 
 use crate::error::Result;

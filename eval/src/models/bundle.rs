@@ -10,7 +10,7 @@ use dialeval_metrics::embedding::MultiRef;
 use dialeval_slm_model::bert::{PretrainedEncoder, default_encoder_dir};
 use dialeval_slm_model::finetune::FineTunedScorer;
 use dialeval_slm_model::ruber::RuberScorer;
-use dialeval_slm_model::train::Scorer;
+use dialeval_slm_model::scorer::Scorer;
 
 use crate::error::Result;
 use crate::families::{BertRuberFamily, ContextCosineFamily, EmbeddingFamily, FineTunedFamily, MemoEmbedder, SlmFamily};
@@ -214,11 +214,11 @@ impl ModelBundle {
         let Some(dir) = &self.settings.fine_tuned else {
             return Ok(Built::Skipped("no fine-tuned checkpoint given (none ships yet; `dialeval fine-tune` trains one)".into()));
         };
-        if let Err(why) = &self.loaded {
-            return Ok(Built::Skipped(why.clone()));
-        }
-        let encoder = self.settings.encoder.clone().unwrap_or_else(default_encoder_dir);
-        match FineTunedScorer::load(dir, &encoder, self.device.clone()) {
+        let l = match &self.loaded {
+            Ok(l) => l,
+            Err(why) => return Ok(Built::Skipped(why.clone())),
+        };
+        match FineTunedScorer::load(dir, &l.encoder, self.device.clone()) {
             Ok(scorer) => Ok(Built::Ready(FineTunedFamily::new(scorer, CheckpointIdentity::of(dir)?))),
             Err(e @ dialeval_slm_model::Error::EncoderMismatch { .. }) => Ok(Built::Skipped(format!("{e} (give the encoder it was fine-tuned from)"))),
             Err(e) => Err(e.into()),

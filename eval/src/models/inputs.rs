@@ -4,7 +4,7 @@
 use dialeval_datasets::DialogueItem;
 use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use dialeval_slm_model::bert::PretrainedEncoder;
-use dialeval_slm_model::train::Scorer;
+use dialeval_slm_model::scorer::Scorer;
 use dialeval_slm_model::vectors::{CachedSentenceVectors, EmbeddingCache};
 
 use super::SharedCache;
@@ -27,7 +27,7 @@ pub fn slm_pair(item: &DialogueItem, turns: usize) -> TrainingPair {
 
 /// Encodes into `cache` every text of the pairs in `parts` that `inputs` reads (the joined
 /// context, the response, and as asked the knowledge and the last two turns,
-/// [`dialeval_slm_model::data::VectorInputs::texts`]) not yet there: the texts whose vectors the SLM's pretrained head
+/// [`dialeval_slm_model::texts::VectorInputs::texts`]) not yet there: the texts whose vectors the SLM's pretrained head
 /// reads.
 ///
 /// # Errors

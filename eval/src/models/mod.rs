@@ -5,7 +5,10 @@
 //! - [`vectors`]: the shared token-state cache of a pretrained encoder;
 //! - [`inputs`]: SLM inputs from corpus items, scored with the vectors they need;
 //! - [`recipes`]: the main job's retraining recipes;
-//! - [`job`]: the main job's families chosen by name, each added or skipped with its reason.
+//! - [`mix`]: the training mix of the trainer commands from a `../shared` folder, the held-out
+//!   graph test, a run's data-settings record;
+//! - [`job`]: the main job's families chosen by name, each added or skipped with its reason;
+//! - [`main_job`] (feature `llm` too): the main job in one place, from one typed settings value.
 //!
 //! Their items are re-exported here, with [`Compute`], the device choice of every model.
 
@@ -13,6 +16,9 @@ pub mod bundle;
 pub mod checkpoint;
 pub mod inputs;
 pub mod job;
+#[cfg(feature = "llm")]
+pub mod main_job;
+pub mod mix;
 pub mod recipes;
 pub mod vectors;
 

@@ -9,9 +9,10 @@ use dialeval_datasets::ddpp::{self, ExcludeList};
 use dialeval_datasets::pairs::{DdppPairConfig, Split, TrainingPair, ddpp_context, ddpp_pairs, pair_group, split_by_group, split_of};
 use dialeval_slm_model::bert::PretrainedEncoder;
 use dialeval_slm_model::compute::Compute;
+use dialeval_slm_model::config::TrainConfig;
 use dialeval_slm_model::model::Mode;
 use dialeval_slm_model::ruber::{RuberConfig, RuberData, Triple, train_unreferenced};
-use dialeval_slm_model::train::{TrainConfig, TrainingData, train};
+use dialeval_slm_model::train::{TrainingData, train};
 use dialeval_slm_model::vectors::EmbeddingCache;
 
 use crate::error::{Error, Result};

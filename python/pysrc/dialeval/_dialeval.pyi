@@ -82,6 +82,12 @@ def evaluate(
     device: str = "cpu",
     llm_base_url: Optional[str] = None,
     llm_model: str = "smollm2-135m",
+    shard: Optional[tuple[int, int]] = None,
 ) -> dict[str, Any]:
-    """The main job over the JSONL corpus at ``path`` into ``out``: ``scores``, ``correlations``,
-    ``skipped`` and ``notes`` (``dialeval.evaluate`` wraps it)."""
+    """The main job over the JSONL corpus at ``path`` into ``out`` (only shard ``(k, n)`` of it
+    when given, leaving ``shard.json`` for ``merge``): ``scores``, ``correlations``, ``skipped``
+    and ``notes`` (``dialeval.evaluate`` wraps it)."""
+
+def merge(path: str, out: str, shards: Sequence[str], *, amr: Sequence[str] = (), bootstrap: int = 1000, chunk: int = 10000) -> dict[str, Any]:
+    """The report of the whole JSONL corpus at ``path`` into ``out`` from its shards' folders
+    (``dialeval.merge`` wraps it)."""

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 from . import _dialeval
 from ._dialeval import DialevalError, InputError, ResourceError
 
-__all__ = ["Report", "evaluate"]
+__all__ = ["Report", "evaluate", "merge"]
 
 FAMILIES = ("length", "specificity", "lexical", "embedding", "context_cosine", "bert_ruber", "slm", "fine_tuned", "smatch", "llm")
 
@@ -76,6 +76,7 @@ def evaluate(
     device: str = "cpu",
     llm_base_url: Optional[str] = None,
     llm_model: str = "smollm2-135m",
+    shard: Optional[tuple] = None,
 ) -> Report:
     """Scores every item with every metric family and correlates each metric with the ratings.
 
@@ -95,7 +96,9 @@ def evaluate(
     checkpoint of ``dialeval fine-tune``; none ships yet, so the family is skipped without it),
     ``references`` (``max`` or ``mean``), ``bootstrap`` (resamples of the intervals, 0: none),
     ``chunk``, ``device`` (``cpu``, ``wgpu``, ``wgpu:N``), ``llm_base_url``/``llm_model`` (an
-    OpenAI-compatible judge).
+    OpenAI-compatible judge), ``shard`` (``(k, n)``: score only the items of shard k of n,
+    chosen by a hash of their id, and leave ``shard.json`` in ``out`` for ``merge``; the report
+    is the shard's own).
 
     Raises ``InputError`` for a bad item (named by its index, or by its line in a file, and the
     field), setting or family name, ``ResourceError`` for a file or folder that cannot be read or
@@ -109,13 +112,67 @@ def evaluate(
     unknown = [s for s in skip if s not in FAMILIES]
     if unknown:
         raise InputError(f"unknown families in skip: {unknown}; the families are {', '.join(FAMILIES)}")
-    # Their ranges are checked by the library (the command's errors); here only what cannot
-    # cross into it.
-    for name, value in (("bootstrap", bootstrap), ("chunk", chunk)):
+    _check_counts(bootstrap=bootstrap, chunk=chunk)
+    if shard is not None and (not isinstance(shard, tuple) or len(shard) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in shard)):
+        raise InputError(f"shard = {shard!r}: expected (k, n) with 1 <= k <= n")
+    out_dir = _out_folder(out)
+    keywords = dict(
+        skip=list(skip),
+        amr=[str(a) for a in amr],
+        encoder=None if encoder is None else str(encoder),
+        models=None if models is None else str(models),
+        slm=None if slm is None else str(slm),
+        ruber=None if ruber is None else str(ruber),
+        fine_tuned=None if fine_tuned is None else str(fine_tuned),
+        references=references,
+        bootstrap=bootstrap,
+        chunk=chunk,
+        device=device,
+        llm_base_url=llm_base_url,
+        llm_model=llm_model,
+        shard=shard,
+    )
+    done = _with_items(items_or_path, lambda path: _dialeval.evaluate(str(path), str(out_dir), **keywords))
+    return Report(scores=done["scores"], correlations=done["correlations"], skipped=done["skipped"], notes=done["notes"], out=out_dir)
+
+
+def merge(
+    items_or_path: Union[str, bytes, os.PathLike, Iterable[Mapping[str, Any]]],
+    shards: Sequence[Union[str, os.PathLike]],
+    *,
+    out: Union[str, os.PathLike, None] = None,
+    amr: Sequence[Union[str, os.PathLike]] = (),
+    bootstrap: int = 1000,
+    chunk: int = 10_000,
+) -> Report:
+    """The report of the whole corpus from the ``out`` folders of its shards (every shard 1..n
+    of one split, each scored by ``evaluate(..., shard=(k, n))`` with the same settings), as
+    ``dialeval evaluate merge`` builds it: the files in ``out`` are byte for byte those of one
+    ``evaluate`` over all the items, ``report.md`` too but for its seconds.
+
+    ``items_or_path`` and ``amr`` must be the shards' (the merge checks the corpus's digest);
+    ``bootstrap`` and ``chunk`` as for ``evaluate``. Raises as ``evaluate`` does; a shard that is
+    missing, of another corpus or of other settings is an ``InputError``.
+    """
+    _check_counts(bootstrap=bootstrap, chunk=chunk)
+    out_dir = _out_folder(out)
+    folders = [str(Path(os.fsdecode(s))) for s in shards]
+    done = _with_items(items_or_path, lambda path: _dialeval.merge(str(path), str(out_dir), folders, amr=[str(a) for a in amr], bootstrap=bootstrap, chunk=chunk))
+    return Report(scores=done["scores"], correlations=done["correlations"], skipped=done["skipped"], notes=done["notes"], out=out_dir)
+
+
+def _check_counts(**counts: Any) -> None:
+    """Their ranges are checked by the library (the command's errors); here only what cannot
+    cross into it."""
+    for name, value in counts.items():
         if isinstance(value, bool) or not isinstance(value, int):
             raise InputError(f"{name} = {value!r}: expected an int")
         if abs(value) >= 2**63:
             raise InputError(f"{name} = {value}: too large")
+
+
+def _out_folder(out: Union[str, os.PathLike, None]) -> Path:
+    """``out`` created (a new temporary folder when ``None``); ``ResourceError`` when it cannot be."""
     out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="dialeval-"))
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -123,52 +180,38 @@ def evaluate(
         raise ResourceError(f"out={str(out_dir)!r}: not a folder ({e.strerror})") from None
     except OSError as e:
         raise ResourceError(f"out={str(out_dir)!r}: cannot create the folder ({e.strerror})") from None
-    staged: Optional[Path] = None
+    return out_dir
+
+
+def _with_items(items_or_path: Any, call: Any) -> Any:
+    """``call(path)`` with the items' JSONL path: the path given, or item dicts staged in a
+    private temporary folder (never in ``out``, which may hold a file of the user's under that
+    name) and removed afterwards, errors naming the item rather than the staged file's line."""
     if isinstance(items_or_path, (str, os.PathLike, bytes)):
-        path = Path(os.fsdecode(items_or_path))
-    else:
-        if isinstance(items_or_path, Mapping):
-            raise InputError("items_or_path: expected a path or an iterable of item dicts, found a single dict (wrap it in a list)")
-        # The items as the JSONL the Rust loader reads, in a private folder (never in `out`,
-        # which may hold a file of the user's under that name).
-        staged = Path(tempfile.mkdtemp(prefix="dialeval-items-"))
-        path = staged / "items.jsonl"
-        try:
-            with open(path, "w", encoding="utf-8") as f:
-                for i, item in enumerate(items_or_path):
-                    f.write(_item_line(i, item))
-                    f.write("\n")
-        except BaseException:
-            shutil.rmtree(staged, ignore_errors=True)
-            raise
+        return call(Path(os.fsdecode(items_or_path)))
+    if isinstance(items_or_path, Mapping):
+        raise InputError("items_or_path: expected a path or an iterable of item dicts, found a single dict (wrap it in a list)")
+    staged = Path(tempfile.mkdtemp(prefix="dialeval-items-"))
+    path = staged / "items.jsonl"
     try:
-        done = _dialeval.evaluate(
-            str(path),
-            str(out_dir),
-            skip=list(skip),
-            amr=[str(a) for a in amr],
-            encoder=None if encoder is None else str(encoder),
-            models=None if models is None else str(models),
-            slm=None if slm is None else str(slm),
-            ruber=None if ruber is None else str(ruber),
-            fine_tuned=None if fine_tuned is None else str(fine_tuned),
-            references=references,
-            bootstrap=bootstrap,
-            chunk=chunk,
-            device=device,
-            llm_base_url=llm_base_url,
-            llm_model=llm_model,
-        )
-    except DialevalError as e:
-        if staged is None:
-            raise
-        # Name the item, not the line of a file the user never wrote (item i is line i + 1).
-        message = re.sub(re.escape(str(path)) + r":(\d+)", lambda m: f"item {int(m.group(1)) - 1}", str(e))
-        raise type(e)(message) from None
+        write_items(items_or_path, path)
+        try:
+            return call(path)
+        except DialevalError as e:
+            # Name the item, not the line of a file the user never wrote (item i is line i + 1).
+            message = re.sub(re.escape(str(path)) + r":(\d+)", lambda m: f"item {int(m.group(1)) - 1}", str(e))
+            raise type(e)(message) from None
     finally:
-        if staged is not None:
-            shutil.rmtree(staged, ignore_errors=True)
-    return Report(scores=done["scores"], correlations=done["correlations"], skipped=done["skipped"], notes=done["notes"], out=out_dir)
+        shutil.rmtree(staged, ignore_errors=True)
+
+
+def write_items(items: Iterable[Mapping[str, Any]], path: Union[str, os.PathLike]) -> None:
+    """Writes item dicts to ``path`` as the JSONL the Rust loader reads; ``InputError`` naming
+    the item and field for what JSON cannot hold."""
+    with open(path, "w", encoding="utf-8") as f:
+        for i, item in enumerate(items):
+            f.write(_item_line(i, item))
+            f.write("\n")
 
 
 def _item_line(i: int, item: Any) -> str:
