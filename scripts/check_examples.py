@@ -19,6 +19,7 @@ from pathlib import Path
 root = Path(__file__).resolve().parents[1]
 examples = Path(sys.argv[1]) / "examples"
 dialeval = Path(sys.argv[1]) / "dialeval"  # the command (crate dialeval-cli), built by the tests
+minilm = Path(os.environ.get("DIALEVAL_MINILM", Path.home() / ".cache/dialeval/models/all-MiniLM-L6-v2"))
 shared = Path(sys.argv[2]) if len(sys.argv) > 2 else root.parent / "shared"
 GRAPH_FIELDS = {"id", "snt", "top", "triples_sorted", "encoded_graph_only"}
 
@@ -214,10 +215,10 @@ with tempfile.TemporaryDirectory() as tmp:
             sys.exit(f"FAILED: the report does not name the {folder} checkpoint with its sha256: {report['provenance']['models']}")
     if "- encoder `all-mpnet-base-v2` (fingerprint `bc5a24fca19e1b00`)" not in (Path(tmp) / "report.md").read_text():
         sys.exit("FAILED: report.md does not name the encoder")
-    # The shipped learned scorers must agree with people on the bundled USR-PersonaChat: a
-    # positive, significant Spearman with the human Overall score (they anti-correlated when
-    # trained on DailyDialog++ dev alone).
-    for metric in ("SLM", "BERT-RUBER-unref"):
+    # The shipped learned scorers and every metric that encodes must agree with people on the
+    # bundled USR-PersonaChat: a positive, significant Spearman with the human Overall score
+    # (they anti-correlated when trained on DailyDialog++ dev alone).
+    for metric in ("SLM", "BERT-RUBER-unref", "BERTScore-F1", "Context-Cosine", "Combined", "Combined-Coherence", "Combined-Engagement"):
         row = next(r for r in report["turn_level"]["rows"] if r["metric"] == metric and r["criterion"] == "Overall" and r["kind"] == "spearman")
         if not (row["statistic"] > 0.1 and row["pvalue"] < 0.05):
             sys.exit(f"FAILED: {metric} vs human Overall: Spearman {row['statistic']:.3f} (p = {row['pvalue']:.2g})")
@@ -238,9 +239,10 @@ with tempfile.TemporaryDirectory() as tmp:
         sys.exit("FAILED: dialeval evaluate's scores.jsonl differs from the example's")
 print("evaluate: killed and restarted from its caches; dialeval evaluate prints the same table")
 # evaluate in 3 shards and merged: byte for byte the files of a single run (every family but the
-# LLM judge, MiniLM and the SLM included)
+# LLM judge, on all-MiniLM-L6-v2 one flag away: the learned families and their shipped MiniLM
+# checkpoints included)
 with tempfile.TemporaryDirectory() as tmp:
-    base = [str(examples / "evaluate"), "--skip", "llm"]
+    base = [str(examples / "evaluate"), "--skip", "llm", "--encoder", str(minilm)]
     runs = [base + ["--out", f"{tmp}/whole"]] + [base + ["--shard", f"{k}/3", "--out", f"{tmp}/part{k}"] for k in (1, 2, 3)]
     runs.append([str(dialeval), "merge"] + [f"{tmp}/part{k}" for k in (3, 1, 2)] + ["--out", f"{tmp}/merged"])
     for cmd in runs:
@@ -267,6 +269,30 @@ with tempfile.TemporaryDirectory() as tmp:
     if bad.returncode == 0 or "evaluate merge does not use --skip" not in bad.stderr:
         sys.exit(f"FAILED: evaluate merge accepted --skip: {bad.stderr}")
 print("evaluate --shard k/3 + evaluate merge: scores, correlations and report.md (but its seconds) byte for byte those of a single run")
+# The Slurm scripts (scripts/slurm/), run as Slurm would run them (an array of 3 tasks, then the
+# merge) on 60 DailyDialog++ items: the merged files are those of a single run.
+with tempfile.TemporaryDirectory() as tmp:
+    items = Path(tmp) / "items.jsonl"
+    lines = []
+    for line in (shared / "data/dailydialog-plusplus/dev.json").read_text().splitlines()[:10]:
+        c = json.loads(line)
+        for j, r in enumerate(c["positive_responses"] + c["random_negative_responses"]):
+            lines.append(json.dumps({"id": f"{c['id']}/{j}", "context": c["context"], "response": r, "references": [c["positive_responses"][0]], "ratings": {"relevant": [int(j < len(c["positive_responses"]))]}}))
+    items.write_text("\n".join(lines[:60]) + "\n")
+    flags = "--skip llm,embedding,context_cosine,bert_ruber,slm,fine_tuned --bootstrap 0"
+    env = dict(os.environ, INPUT=str(items), OUT=f"{tmp}/slurm", SHARDS="3", EXTRA=flags, PATH=f"{dialeval.parent}:{os.environ['PATH']}")
+    for k in (1, 2, 3):
+        done = subprocess.run(["bash", "scripts/slurm/evaluate_shard.sbatch"], cwd=root, env=dict(env, SLURM_ARRAY_TASK_ID=str(k)), capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"FAILED: scripts/slurm/evaluate_shard.sbatch task {k}: {done.stderr[-2000:]}")
+    done = subprocess.run(["bash", "scripts/slurm/merge.sbatch"], cwd=root, env=env, capture_output=True, text=True)
+    whole = subprocess.run([str(dialeval), "evaluate", "--corpus", "jsonl", "--input", str(items), "--out", f"{tmp}/whole", *flags.split()], cwd=root, capture_output=True, text=True)
+    if done.returncode != 0 or whole.returncode != 0:
+        sys.exit(f"FAILED: scripts/slurm/merge.sbatch: {done.stderr[-2000:]} {whole.stderr[-2000:]}")
+    for f in ("scores.jsonl", "scores.csv", "correlations.md", "correlations.json"):
+        if (Path(tmp) / "whole" / f).read_bytes() != (Path(tmp) / "slurm/merged" / f).read_bytes():
+            sys.exit(f"FAILED: scripts/slurm: {f} differs from the single run's")
+print("scripts/slurm: an array of 3 shard tasks and the merge give the single run's files")
 # evaluate on hostile input (issue 41): a 5,000-level response graph given inline, an AMR file
 # with a 10,000-level graph, an empty graph and a sentence without its graph, a blank response, an
 # empty context, overflowing ratings and a 1.5 MB response, with every family but the LLM judge
@@ -288,7 +314,7 @@ with tempfile.TemporaryDirectory() as tmp:
     amr = t / "hostile.amr.txt"
     amr.write_text(f"# ::id deep\n# ::snt we stayed home\n{chain(10000)}\n\n# ::id empty\n# ::snt hello\n()\n\n# ::id sentence-only\n# ::snt hi\n\n"
                    "# ::id ok\n# ::snt we went out\n(g / go-02 :ARG0 (w / we) :direction (o / out))\n")
-    cmd = [str(examples / "evaluate"), "--corpus", "jsonl", "--input", str(corpus), "--amr", str(amr), "--skip", "llm", "--out", str(t / "out")]
+    cmd = [str(examples / "evaluate"), "--corpus", "jsonl", "--input", str(corpus), "--amr", str(amr), "--skip", "llm", "--encoder", str(minilm), "--out", str(t / "out")]
     runs = [subprocess.run(cmd, cwd=root, capture_output=True, text=True) for _ in range(2)]
     for done in runs:
         if done.returncode != 0:
@@ -334,37 +360,35 @@ with tempfile.TemporaryDirectory() as tmp:
     if (shared_out / ".dialeval.lock").exists():
         sys.exit("FAILED: a finished run left its lock file")
 print("evaluate on hostile input: deep graphs, bad blocks, a blank response, an empty context, huge ratings and a 1.5 MB text: named, cached cleanly, one run per folder")
-# evaluate --encoder all-mpnet-base-v2: the whole main job on MPNet's vectors, the shipped MPNet
-# checkpoints chosen (models/all-mpnet-base-v2/), every metric that encodes agreeing with people;
-# and MiniLM checkpoints given by name are refused before anything is encoded, each named
-mpnet = Path(os.environ.get("DIALEVAL_MPNET", Path.home() / ".cache/dialeval/models/all-mpnet-base-v2"))
-if (mpnet / "model.safetensors").is_file():
-    with tempfile.TemporaryDirectory() as tmp:
-        done = subprocess.run([str(examples / "evaluate"), "--encoder", str(mpnet), "--skip", "llm", "--out", tmp], cwd=root, capture_output=True, text=True)
-        if done.returncode != 0:
-            sys.exit(f"FAILED: evaluate --encoder mpnet: {done.stderr[-2000:]}")
-        for family in ("bert_ruber", "slm"):
-            if f"evaluate: {family}: shipped checkpoint models/all-mpnet-base-v2/" not in done.stderr:
-                sys.exit(f"FAILED: evaluate --encoder mpnet did not choose the shipped MPNet {family} checkpoint: {done.stderr[-2000:]}")
-        rows = json.loads((Path(tmp) / "correlations.json").read_text())["turn_level"]["rows"]
-        overall = {r["metric"]: r for r in rows if r["criterion"] == "Overall" and r["kind"] == "spearman"}
-        for metric in ("BERTScore-F1", "Context-Cosine", "BERT-RUBER-unref", "SLM", "Combined"):
-            if metric not in overall or not (overall[metric]["statistic"] > 0.1 and overall[metric]["pvalue"] < 0.05):
-                sys.exit(f"FAILED: MPNet's {metric} vs Overall: {overall.get(metric)}")
-        refused = subprocess.run([str(examples / "evaluate"), "--encoder", str(mpnet), "--ruber", "models/bert-ruber", "--slm", "models/slm",
-                                  "--skip", "llm,lexical,smatch,embedding,context_cosine", "--out", f"{tmp}/refused"], cwd=root, capture_output=True, text=True)
-        if refused.returncode != 0:
-            sys.exit(f"FAILED: evaluate --encoder mpnet with MiniLM checkpoints: {refused.stderr[-2000:]}")
-        for family in ("bert_ruber", "slm"):
-            if not re.search(rf"evaluate: {family}: skipped \(.*trained on the vectors of encoder \w+ \(384 dims\).*768 dims", refused.stderr):
-                sys.exit(f"FAILED: evaluate --encoder mpnet did not refuse the {family} checkpoint: {refused.stderr[-2000:]}")
-    summary = ", ".join(f"{m} {overall[m]['statistic']:.3f}" for m in ("BERTScore-F1", "BERT-RUBER-unref", "SLM"))
-    print(f"evaluate --encoder all-mpnet-base-v2: the shipped MPNet checkpoints, Spearman with Overall {summary}; MiniLM checkpoints refused by name")
+# evaluate --encoder all-MiniLM-L6-v2, one flag away from the default: every family that encodes
+# on MiniLM, its shipped checkpoints chosen (models/bert-ruber, models/slm), agreeing with
+# people; and the MPNet checkpoints given by name are refused before anything is encoded
+with tempfile.TemporaryDirectory() as tmp:
+    done = subprocess.run([str(examples / "evaluate"), "--encoder", str(minilm), "--skip", "llm", "--out", tmp], cwd=root, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"FAILED: evaluate --encoder minilm: {done.stderr[-2000:]}")
+    for family, folder in (("bert_ruber", "bert-ruber"), ("slm", "slm")):
+        if f"evaluate: {family}: shipped checkpoint models/{folder}" not in done.stderr:
+            sys.exit(f"FAILED: evaluate --encoder minilm did not choose the shipped MiniLM {family} checkpoint: {done.stderr[-2000:]}")
+    rows = json.loads((Path(tmp) / "correlations.json").read_text())["turn_level"]["rows"]
+    overall = {r["metric"]: r for r in rows if r["criterion"] == "Overall" and r["kind"] == "spearman"}
+    for metric in ("BERTScore-F1", "Context-Cosine", "BERT-RUBER-unref", "SLM", "Combined"):
+        if metric not in overall or not (overall[metric]["statistic"] > 0.1 and overall[metric]["pvalue"] < 0.05):
+            sys.exit(f"FAILED: MiniLM's {metric} vs Overall: {overall.get(metric)}")
+    refused = subprocess.run([str(examples / "evaluate"), "--encoder", str(minilm), "--ruber", "models/all-mpnet-base-v2/bert-ruber", "--slm", "models/all-mpnet-base-v2/slm",
+                              "--skip", "llm,lexical,smatch,embedding,context_cosine", "--out", f"{tmp}/refused"], cwd=root, capture_output=True, text=True)
+    if refused.returncode != 0:
+        sys.exit(f"FAILED: evaluate --encoder minilm with MPNet checkpoints: {refused.stderr[-2000:]}")
+    for family in ("bert_ruber", "slm"):
+        if not re.search(rf"evaluate: {family}: skipped \(.*trained on the vectors of encoder \w+ \(768 dims\).*384 dims", refused.stderr):
+            sys.exit(f"FAILED: evaluate --encoder minilm did not refuse the {family} checkpoint: {refused.stderr[-2000:]}")
+summary = ", ".join(f"{m} {overall[m]['statistic']:.3f}" for m in ("BERTScore-F1", "BERT-RUBER-unref", "SLM"))
+print(f"evaluate --encoder all-MiniLM-L6-v2: the shipped MiniLM checkpoints, Spearman with Overall {summary}; MPNet checkpoints refused by name")
 # evaluate on a user's JSONL corpus with graphs from an external parser (a script playing one)
 with tempfile.TemporaryDirectory() as tmp:
     fake = root / "amr-parse/tests/fixtures/fake_parser.py"
     cmd = [str(examples / "evaluate"), "--corpus", "jsonl", "--input", str(root / "datasets/tests/fixtures/user.jsonl"), "--amr-parser", f"command:python3 {fake}",
-           "--skip", "llm,bert_ruber,slm,embedding", "--out", tmp]
+           "--skip", "llm,bert_ruber,slm,embedding", "--encoder", str(minilm), "--out", tmp]
     done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
     if done.returncode != 0 or "AMR for 5 of 5 utterances" not in done.stderr or "# ::parser command" not in "".join(f.read_text() for f in (Path(tmp) / "amr").glob("parsed-command-*.amr.txt")):
         sys.exit(f"FAILED: evaluate --amr-parser command: {done.stderr}")
@@ -375,7 +399,7 @@ print("evaluate --amr-parser command: every utterance parsed once, graphs reused
 # evaluate on GRADE's release layout: IDs run on across cells, each item on its cell's line
 with tempfile.TemporaryDirectory() as tmp:
     cmd = [str(examples / "evaluate"), "--corpus", "grade", "--input", str(root / "datasets/tests/fixtures/grade/evaluation"), "--subset", "convai2",
-           "--skip", "llm,bert_ruber,slm,embedding,smatch", "--out", tmp]
+           "--skip", "llm,bert_ruber,slm,embedding,smatch", "--encoder", str(minilm), "--out", tmp]
     done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"FAILED: evaluate --corpus grade: {done.stderr}")

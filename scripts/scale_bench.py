@@ -4,12 +4,8 @@
     python3 scripts/scale_bench.py PROFILE_DIR [--items 100000,300000,1000000] [--bootstrap 0]
         [--skip llm,slm,bert_ruber,embedding] [--amr-share 0.1] [--chunk 10000] [--resume]
 
-Items are made deterministically from the bundled USR-PersonaChat texts in the generic JSONL
-format (a 2-4-turn context, a response, two references, Overall and Coherence ratings, one of
-12 systems), written once per size to ~/.cache/dialeval/scale/. A share of the items
-(`--amr-share`, 10% by default) takes its response and references from the sentences of the
-bundled silver AMR, so that they have graphs and Smatch scores them; the others from the same
-sentences with a word added, which have none. Each run's wall time and peak RSS (GNU time) are printed as a Markdown table; run it
+Items are made by scripts/synthetic_corpus.py (deterministic, from the bundled USR-PersonaChat
+texts; a share `--amr-share`, 10% by default, with graphs). Each run's wall time and peak RSS (GNU time) are printed as a Markdown table; run it
 on a quiet machine and compare ratios between builds, not absolute times across machines.
 
 `--resume` also kills a run halfway through the lexical family (once half of its chunks are in
@@ -17,8 +13,6 @@ the cache), starts it again, and prints how many chunks the second run took from
 how long it took: the finished chunks are not computed again.
 """
 import argparse
-import json
-import random
 import re
 import signal
 import subprocess
@@ -27,7 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-root = Path(__file__).resolve().parents[1]
+from synthetic_corpus import AMR_FILE, synthetic_corpus  # scripts/synthetic_corpus.py
+
 p = argparse.ArgumentParser()
 p.add_argument("profile", type=Path, help="e.g. target/release or target/debug")
 p.add_argument("--items", default="100000")
@@ -38,40 +33,11 @@ p.add_argument("--chunk", type=int, default=10000)
 p.add_argument("--resume", action="store_true", help="also kill and resume a run of the first size")
 args = p.parse_args()
 
-amr_file = root / "data/silver-amr/usr-personachat.silver.amr.txt"
-with_graph = sorted({l[len("# ::snt "):].strip() for l in amr_file.read_text().splitlines() if l.startswith("# ::snt ")})
-usr = json.loads((root / "data/usr-personachat/pc_usr_data.json").read_text())
-lines = []
-for context in usr:
-    lines += [l for l in context["context"].split("\n") if l.strip()]
-    lines += [r["response"].strip() for r in context["responses"] if r["response"].strip()]
-covered = set(with_graph)
-lines = sorted(set(lines))
-# Every bundled utterance has a silver graph: a word added makes a sentence without one.
-without_graph = [f"{l} indeed" for l in lines]
+amr_file = AMR_FILE
 
 
 def corpus(n):
-    path = Path.home() / f".cache/dialeval/scale/items-{n}-amr{args.amr_share:g}.jsonl"
-    if path.is_file():
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(n)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w") as f:
-        for i in range(n):
-            pool = with_graph if rng.random() < args.amr_share else without_graph
-            item = {
-                "id": f"s{i}",
-                "context": rng.sample(lines, rng.randint(2, 4)),
-                "response": rng.choice(pool),
-                "references": rng.sample(pool, 2),
-                "system": f"system-{i % 12}",
-                "ratings": {"overall": [rng.randint(1, 5), rng.randint(1, 5)], "coherence": [rng.randint(1, 3)]},
-            }
-            f.write(json.dumps(item) + "\n")
-    tmp.rename(path)
-    return path
+    return synthetic_corpus(n, args.amr_share)
 
 
 def command(items, out, bootstrap, timed=True):

@@ -1,0 +1,170 @@
+"""``dialeval.ray.evaluate`` on a real Ray cluster on this machine: a head node and a second node
+joined to it (two raylets on the loopback address, two machines as far as Ray knows), the corpus
+in shards, a worker killed in the middle of its task and a node stopped during a run; the merged
+report equals a one-process ``dialeval.evaluate`` byte for byte but the seconds. The cluster is
+stopped when the tests end, pass or fail."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import dialeval
+from conftest import ROOT
+from test_evaluate import ddpp_items, encoder_or_skip
+
+try:
+    import ray  # noqa: F401  (the extra is installed)
+
+    import dialeval.ray
+except ImportError:
+    if os.environ.get("DIALEVAL_REQUIRE_RAY") == "1":
+        raise
+    pytest.skip("ray is not installed (pip install 'dialeval[ray]')", allow_module_level=True)
+
+# The report's files that must equal a one-process run's (report.md but for its seconds).
+FILES = ("scores.jsonl", "scores.csv", "correlations.json", "correlations.md")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ray_cli(*args, check=True):
+    ray_bin = Path(sys.executable).with_name("ray")
+    return subprocess.run([str(ray_bin), *args], capture_output=True, text=True, check=check, timeout=180)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A head node and a second node on 127.0.0.1, one CPU each; stopped at the end."""
+    port = free_port()
+    second_port = free_port()
+    env_note = tmp_path_factory.mktemp("ray")
+    try:
+        ray_cli("start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=1", "--disable-usage-stats", "--include-dashboard=false")
+        ray_cli("start", f"--address=127.0.0.1:{port}", "--node-ip-address=127.0.0.1", "--num-cpus=1", f"--node-manager-port={second_port}", "--disable-usage-stats")
+        yield {"address": f"127.0.0.1:{port}", "second_node_port": second_port, "dir": env_note}
+    finally:
+        try:
+            import ray as ray_module
+
+            ray_module.shutdown()
+        finally:
+            ray_cli("stop", "--force", check=False)
+
+
+def one_process(items, out, **settings):
+    return dialeval.evaluate(items, out=out, **settings)
+
+
+def families_table_without(text, resumed):
+    """report.md with the families table's seconds blanked, and with ``resumed`` its status
+    column too (a resumed run says how many chunks came from the cache)."""
+    rows = []
+    for line in text.splitlines():
+        cells = line.split(" | ")
+        if line.startswith("| ") and len(cells) == 4 and cells[2].replace(".", "", 1).isdigit():
+            cells[2] = "-"
+            if resumed:
+                cells[1] = "-"
+        rows.append(" | ".join(cells))
+    return "\n".join(rows)
+
+
+def same_report(a: Path, b: Path, resumed=False):
+    for f in FILES:
+        assert (a / f).read_bytes() == (b / f).read_bytes(), f
+    assert families_table_without((a / "report.md").read_text(), resumed) == families_table_without((b / "report.md").read_text(), resumed)
+
+
+def settings_of():
+    return dict(skip=("llm",), models=str(ROOT / "models"), encoder=str(encoder_or_skip()), bootstrap=200, chunk=64)
+
+
+def test_the_ray_path_gives_the_one_machine_report(cluster, tmp_path):
+    items = ddpp_items(400)
+    settings = settings_of()
+    one_process(items, tmp_path / "one", **settings)
+    report = dialeval.ray.evaluate(items, shards=4, out=tmp_path / "ray", address=cluster["address"], work_dir=str(tmp_path / "work"), **settings)
+    assert len(report.scores) == 400
+    same_report(tmp_path / "one", tmp_path / "ray")
+    assert sorted(p.name for p in (tmp_path / "ray/shards").iterdir()) == ["1-of-4", "2-of-4", "3-of-4", "4-of-4"]
+    # Called again on the same corpus and settings: the kept shards are not scored again.
+    again = dialeval.ray.evaluate(items, shards=4, out=tmp_path / "ray", address=cluster["address"], work_dir=str(tmp_path / "work"), **settings)
+    assert again.scores == report.scores
+
+
+def kill_when_running(pattern, signal_number, stop, killed):
+    """Kills the first process whose command line matches ``pattern`` once one runs."""
+    while not stop.is_set():
+        found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
+        if found:
+            os.kill(int(found[0]), signal_number)
+            killed.append(int(found[0]))
+            return
+        time.sleep(0.05)
+
+
+def test_a_worker_killed_mid_task_changes_nothing(cluster, tmp_path):
+    items = ddpp_items(400)
+    settings = settings_of()
+    one_process(items, tmp_path / "one", **settings)
+    stop, killed = threading.Event(), []
+    killer = threading.Thread(target=kill_when_running, args=("ray::_score_shard", signal.SIGKILL, stop, killed))
+    killer.start()
+    try:
+        dialeval.ray.evaluate(items, shards=4, out=tmp_path / "ray", address=cluster["address"], work_dir=str(tmp_path / "work"), progress=False, **settings)
+    finally:
+        stop.set()
+        killer.join()
+    assert killed, "a shard task was running and was killed"
+    same_report(tmp_path / "one", tmp_path / "ray", resumed=True)
+
+
+def test_a_shard_with_a_bad_item_is_an_empty_cell_not_a_retry(cluster, tmp_path):
+    items = ddpp_items(40)
+    items[5] = dict(items[5], response="")
+    settings = dict(skip=("llm", "embedding", "context_cosine", "bert_ruber", "slm", "fine_tuned"), bootstrap=0)
+    one = one_process(items, tmp_path / "one", **settings)
+    report = dialeval.ray.evaluate(items, shards=4, out=tmp_path / "ray", address=cluster["address"], work_dir=str(tmp_path / "work"), max_retries=0, progress=False, **settings)
+    assert report.scores[5]["metrics"]["BLEU-4"] is None
+    assert report.scores == one.scores
+    same_report(tmp_path / "one", tmp_path / "ray")
+
+
+def test_a_node_stopped_mid_run_changes_nothing(cluster, tmp_path):
+    """Runs last: the second node is gone afterwards."""
+    items = ddpp_items(400)
+    settings = settings_of()
+    one_process(items, tmp_path / "one", **settings)
+    stop, stopped = threading.Event(), []
+
+    def stop_second_node():
+        # Once a shard task runs, every process of the second node (its raylet, its workers'
+        # parent) is killed: the node dies as a machine that loses power.
+        while not stop.is_set():
+            if subprocess.run(["pgrep", "-f", "ray::_score_shard"], capture_output=True).returncode == 0:
+                time.sleep(1.0)
+                done = subprocess.run(["pkill", "-9", "-f", f"node_manager_port={cluster['second_node_port']}"], capture_output=True)
+                stopped.append(done.returncode)
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=stop_second_node)
+    killer.start()
+    try:
+        dialeval.ray.evaluate(items, shards=4, out=tmp_path / "ray", address=cluster["address"], work_dir=str(tmp_path / "work"), progress=False, **settings)
+    finally:
+        stop.set()
+        killer.join()
+    assert stopped == [0], "the second node's processes were found and killed"
+    same_report(tmp_path / "one", tmp_path / "ray", resumed=True)

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Overhead of the Ray path: `dialeval.ray.evaluate` in shards on a local Ray cluster against one
+`dialeval.evaluate` in one process, on the same cores, on a synthetic corpus
+(scripts/synthetic_corpus.py), with the merged report checked equal to the one-process one.
+
+    python3 scripts/ray_bench.py [--items 100000] [--shards 4] [--skip llm,embedding,context_cosine,bert_ruber,slm,fine_tuned]
+        [--encoder DIR] [--models DIR] [--cpus 2]
+
+Needs the wheel and Ray in the running Python (`pip install "./python[ray]"`). The cluster is
+started before the clock starts (its start-up is printed apart) and stopped at the end. Prints a
+Markdown row: items, shards, one-process seconds, Ray seconds, overhead, and the projected wall
+time of a million items on 10 and 100 nodes like this one: the Ray seconds per item scaled
+linearly (an upper bound's opposite: the merge and analysis on the driver do not shrink with
+more nodes, and are a few seconds per 100,000 items).
+"""
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import ray
+
+import dialeval
+import dialeval.ray
+from synthetic_corpus import AMR_FILE, synthetic_corpus  # scripts/synthetic_corpus.py
+
+p = argparse.ArgumentParser()
+p.add_argument("--items", type=int, default=100_000)
+p.add_argument("--shards", type=int, default=4)
+p.add_argument("--skip", default="llm,embedding,context_cosine,bert_ruber,slm,fine_tuned")
+p.add_argument("--encoder")
+p.add_argument("--models")
+p.add_argument("--cpus", type=int, default=2)
+args = p.parse_args()
+
+items = synthetic_corpus(args.items)
+settings = dict(skip=tuple(s for s in args.skip.split(",") if s), amr=[str(AMR_FILE)], bootstrap=0)
+for key in ("encoder", "models"):
+    if getattr(args, key):
+        settings[key] = getattr(args, key)
+started = time.time()
+ray.init(num_cpus=args.cpus, logging_level="warning", log_to_driver=False)
+cluster_start = time.time() - started
+try:
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.time()
+        dialeval.evaluate(items, out=Path(tmp) / "one", **settings)
+        one = time.time() - started
+        started = time.time()
+        dialeval.ray.evaluate(items, shards=args.shards, out=Path(tmp) / "ray", work_dir=str(Path(tmp) / "work"), num_cpus=max(1, args.cpus // args.shards) if args.shards <= args.cpus else 1, progress=False, **settings)
+        on_ray = time.time() - started
+        for f in ("scores.jsonl", "correlations.json"):
+            if (Path(tmp) / "one" / f).read_bytes() != (Path(tmp) / "ray" / f).read_bytes():
+                raise SystemExit(f"FAILED: {f} differs between the one-process and the Ray run")
+finally:
+    ray.shutdown()
+per_item = on_ray / args.items
+print(f"Ray cluster start-up: {cluster_start:.1f} s (not counted)\n")
+print("| items | shards | one process (s) | Ray (s) | overhead | 1M items, 10 nodes (s) | 1M items, 100 nodes (s) |\n|---|---|---|---|---|---|---|")
+print(f"| {args.items} | {args.shards} | {one:.1f} | {on_ray:.1f} | {100 * (on_ray / one - 1):+.0f}% | {per_item * 1e6 / 10:.0f} | {per_item * 1e6 / 100:.0f} |")
