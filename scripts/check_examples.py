@@ -280,7 +280,7 @@ with tempfile.TemporaryDirectory() as tmp:
             lines.append(json.dumps({"id": f"{c['id']}/{j}", "context": c["context"], "response": r, "references": [c["positive_responses"][0]], "ratings": {"relevant": [int(j < len(c["positive_responses"]))]}}))
     items.write_text("\n".join(lines[:60]) + "\n")
     flags = "--skip llm,embedding,context_cosine,bert_ruber,slm,fine_tuned --bootstrap 0"
-    env = dict(os.environ, INPUT=str(items), OUT=f"{tmp}/slurm", SHARDS="3", EXTRA=flags, PATH=f"{dialeval.parent}:{os.environ['PATH']}")
+    env = dict(os.environ, INPUT=str(items), OUT=f"{tmp}/slurm", SHARDS="3", EXTRA=flags, MERGE_EXTRA="--bootstrap 0", PATH=f"{dialeval.parent}:{os.environ['PATH']}")
     for k in (1, 2, 3):
         done = subprocess.run(["bash", "scripts/slurm/evaluate_shard.sbatch"], cwd=root, env=dict(env, SLURM_ARRAY_TASK_ID=str(k)), capture_output=True, text=True)
         if done.returncode != 0:

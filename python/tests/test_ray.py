@@ -103,13 +103,24 @@ def test_the_ray_path_gives_the_one_machine_report(cluster, tmp_path):
     assert again.scores == report.scores
 
 
-def kill_when_running(pattern, signal_number, stop, killed):
-    """Kills the first process whose command line matches ``pattern`` once one runs."""
+def ray_run_during(fault, cluster, tmp_path, items, settings):
+    """``dialeval.ray.evaluate`` of ``items`` while ``fault(stop)`` runs on a thread (until it
+    returns or ``stop`` is set)."""
+    stop = threading.Event()
+    thread = threading.Thread(target=fault, args=(stop,))
+    thread.start()
+    try:
+        dialeval.ray.evaluate(items, shards=4, out=tmp_path / "ray", address=cluster["address"], work_dir=str(tmp_path / "work"), progress=False, **settings)
+    finally:
+        stop.set()
+        thread.join()
+
+
+def when_a_shard_runs(stop, act):
+    """Calls ``act()`` once a shard task runs (a process titled ``ray::_score_shard``)."""
     while not stop.is_set():
-        found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
-        if found:
-            os.kill(int(found[0]), signal_number)
-            killed.append(int(found[0]))
+        if subprocess.run(["pgrep", "-f", "ray::_score_shard"], capture_output=True).returncode == 0:
+            act()
             return
         time.sleep(0.05)
 
@@ -118,14 +129,15 @@ def test_a_worker_killed_mid_task_changes_nothing(cluster, tmp_path):
     items = ddpp_items(400)
     settings = settings_of()
     one_process(items, tmp_path / "one", **settings)
-    stop, killed = threading.Event(), []
-    killer = threading.Thread(target=kill_when_running, args=("ray::_score_shard", signal.SIGKILL, stop, killed))
-    killer.start()
-    try:
-        dialeval.ray.evaluate(items, shards=4, out=tmp_path / "ray", address=cluster["address"], work_dir=str(tmp_path / "work"), progress=False, **settings)
-    finally:
-        stop.set()
-        killer.join()
+    killed = []
+
+    def kill_the_worker():
+        found = subprocess.run(["pgrep", "-f", "ray::_score_shard"], capture_output=True, text=True).stdout.split()
+        if found:
+            os.kill(int(found[0]), signal.SIGKILL)
+            killed.append(int(found[0]))
+
+    ray_run_during(lambda stop: when_a_shard_runs(stop, kill_the_worker), cluster, tmp_path, items, settings)
     assert killed, "a shard task was running and was killed"
     same_report(tmp_path / "one", tmp_path / "ray", resumed=True)
 
@@ -146,25 +158,14 @@ def test_a_node_stopped_mid_run_changes_nothing(cluster, tmp_path):
     items = ddpp_items(400)
     settings = settings_of()
     one_process(items, tmp_path / "one", **settings)
-    stop, stopped = threading.Event(), []
+    stopped = []
 
-    def stop_second_node():
-        # Once a shard task runs, every process of the second node (its raylet, its workers'
-        # parent) is killed: the node dies as a machine that loses power.
-        while not stop.is_set():
-            if subprocess.run(["pgrep", "-f", "ray::_score_shard"], capture_output=True).returncode == 0:
-                time.sleep(1.0)
-                done = subprocess.run(["pkill", "-9", "-f", f"node_manager_port={cluster['second_node_port']}"], capture_output=True)
-                stopped.append(done.returncode)
-                return
-            time.sleep(0.05)
+    def stop_the_second_node():
+        # Every process of the second node (its raylet, its workers' parent) is killed a second
+        # after a shard task started: the node dies as a machine that loses power.
+        time.sleep(1.0)
+        stopped.append(subprocess.run(["pkill", "-9", "-f", f"node_manager_port={cluster['second_node_port']}"], capture_output=True).returncode)
 
-    killer = threading.Thread(target=stop_second_node)
-    killer.start()
-    try:
-        dialeval.ray.evaluate(items, shards=4, out=tmp_path / "ray", address=cluster["address"], work_dir=str(tmp_path / "work"), progress=False, **settings)
-    finally:
-        stop.set()
-        killer.join()
+    ray_run_during(lambda stop: when_a_shard_runs(stop, stop_the_second_node), cluster, tmp_path, items, settings)
     assert stopped == [0], "the second node's processes were found and killed"
     same_report(tmp_path / "one", tmp_path / "ray", resumed=True)

@@ -11,7 +11,7 @@ use dialeval_common::roc_auc;
 use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use dialeval_slm_model::Error;
 use dialeval_slm_model::config::TrainConfig;
-use dialeval_slm_model::model::{Mode, TextEncoderKind};
+use dialeval_slm_model::model::TextEncoderKind;
 use dialeval_slm_model::scorer::Scorer;
 use dialeval_slm_model::sentence_vectors::SentenceVectors;
 use dialeval_slm_model::texts::KnowledgeUnit;
@@ -61,24 +61,7 @@ fn task(table: &mut Table, n: usize, seed: u64, tag: &str) -> Vec<TrainingPair> 
 }
 
 fn config(knowledge: bool, knowledge_dropout: f64) -> TrainConfig {
-    TrainConfig {
-        mode: Mode::Gated,
-        epochs: 12,
-        batch_size: 16,
-        lr: 3e-3,
-        patience: 12,
-        seed: 3,
-        d_model: 32,
-        layers: 1,
-        max_len: 32,
-        max_nodes: 8,
-        max_path: 2,
-        text_encoder: TextEncoderKind::Pretrained,
-        dropout: 0.0,
-        knowledge,
-        knowledge_dropout,
-        ..TrainConfig::default()
-    }
+    TrainConfig { knowledge, knowledge_dropout, ..synthetic::small_config() }
 }
 
 #[test]

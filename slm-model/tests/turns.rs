@@ -10,7 +10,7 @@ use dialeval_common::SplitMix64;
 use dialeval_datasets::pairs::{PairKind, TrainingPair};
 use dialeval_slm_model::Error;
 use dialeval_slm_model::config::TrainConfig;
-use dialeval_slm_model::model::{COSINE_RESIDUAL_INIT, Mode, TextEncoderKind};
+use dialeval_slm_model::model::{COSINE_RESIDUAL_INIT, TextEncoderKind};
 use dialeval_slm_model::scorer::Scorer;
 use dialeval_slm_model::sentence_vectors::turn_features;
 use dialeval_slm_model::texts::turn_texts;
@@ -42,23 +42,7 @@ fn task(table: &mut Table, n: usize, seed: u64, tag: &str) -> Vec<TrainingPair> 
 }
 
 fn config(turns: bool, epochs: usize) -> TrainConfig {
-    TrainConfig {
-        mode: Mode::Gated,
-        epochs,
-        batch_size: 16,
-        lr: 3e-3,
-        patience: 12,
-        seed: 3,
-        d_model: 32,
-        layers: 1,
-        max_len: 32,
-        max_nodes: 8,
-        max_path: 2,
-        text_encoder: TextEncoderKind::Pretrained,
-        dropout: 0.0,
-        turns,
-        ..TrainConfig::default()
-    }
+    TrainConfig { epochs, turns, ..synthetic::small_config() }
 }
 
 #[test]

@@ -7,6 +7,8 @@ use std::sync::Mutex;
 
 use dialeval_common::{SplitMix64, roc_auc};
 use dialeval_datasets::pairs::TrainingPair;
+use dialeval_slm_model::config::TrainConfig;
+use dialeval_slm_model::model::{Mode, TextEncoderKind};
 use dialeval_slm_model::scorer::Scorer;
 use dialeval_slm_model::sentence_vectors::SentenceVectors;
 
@@ -66,4 +68,25 @@ pub fn temp(test: &str, name: &str) -> std::path::PathBuf {
 pub fn auc(scorer: &Scorer, pairs: &[TrainingPair], table: &Table) -> f64 {
     let scores = scorer.score(pairs, Some(table)).unwrap_or_else(|e| panic!("{e}"));
     roc_auc(&scores, &pairs.iter().map(TrainingPair::label).collect::<Vec<_>>()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The small gated model over the table's vectors that the channel tests train (12 epochs; each
+/// test sets its channel).
+pub fn small_config() -> TrainConfig {
+    TrainConfig {
+        mode: Mode::Gated,
+        epochs: 12,
+        batch_size: 16,
+        lr: 3e-3,
+        patience: 12,
+        seed: 3,
+        d_model: 32,
+        layers: 1,
+        max_len: 32,
+        max_nodes: 8,
+        max_path: 2,
+        text_encoder: TextEncoderKind::Pretrained,
+        dropout: 0.0,
+        ..TrainConfig::default()
+    }
 }
