@@ -238,14 +238,14 @@ pub struct Provenance<'a> {
     /// The version of dialeval that wrote the report.
     pub dialeval: &'static str,
     /// Every model the families read, once, in the order the families first name them.
-    pub models: Vec<ModelSource<'a>>,
+    pub models: Vec<ModelEntry<'a>>,
     /// One entry per family that was built, in the report's order.
     pub families: Vec<FamilySource<'a>>,
 }
 
 /// One model of a [`Provenance`], with the families that read it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ModelSource<'a> {
+pub struct ModelEntry<'a> {
     /// The model.
     #[serde(flatten)]
     pub model: &'a ModelUse,
@@ -268,12 +268,12 @@ impl<'a> Provenance<'a> {
     /// The provenance of the families' `runs`.
     pub fn of(runs: &'a [FamilyRun]) -> Self {
         let families = runs.iter().filter_map(|r| r.provenance.as_ref().map(|p| FamilySource { family: &r.family, version: &p.version, settings: &p.settings })).collect();
-        let mut models: Vec<ModelSource<'a>> = Vec::new();
+        let mut models: Vec<ModelEntry<'a>> = Vec::new();
         for (run, p) in runs.iter().filter_map(|r| r.provenance.as_ref().map(|p| (r, p))) {
             for model in &p.models {
                 match models.iter_mut().find(|m| m.model == model) {
                     Some(m) => m.families.push(&run.family),
-                    None => models.push(ModelSource { model, families: vec![&run.family] }),
+                    None => models.push(ModelEntry { model, families: vec![&run.family] }),
                 }
             }
         }
