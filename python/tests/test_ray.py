@@ -43,16 +43,31 @@ def ray_cli(*args, check=True):
     return subprocess.run([str(ray_bin), *args], capture_output=True, text=True, check=check, timeout=180)
 
 
+def start_node(args):
+    """``ray start`` with the flags ``args()`` gives, tried three times (a port just freed may be taken again, a head just
+    started may not take joins yet); the last failure names what Ray said."""
+    for attempt in range(3):
+        done = ray_cli("start", *args(), check=False)
+        if done.returncode == 0:
+            return
+        time.sleep(2 + 3 * attempt)
+    raise RuntimeError(f"ray start failed: {done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """A head node and a second node on 127.0.0.1, one CPU each; stopped at the end."""
     port = free_port()
-    second_port = free_port()
-    env_note = tmp_path_factory.mktemp("ray")
+    ports = {}
+
+    def second():
+        ports["second"] = free_port()
+        return (f"--address=127.0.0.1:{port}", "--node-ip-address=127.0.0.1", "--num-cpus=1", f"--node-manager-port={ports['second']}", "--disable-usage-stats")
+
     try:
-        ray_cli("start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=1", "--disable-usage-stats", "--include-dashboard=false")
-        ray_cli("start", f"--address=127.0.0.1:{port}", "--node-ip-address=127.0.0.1", "--num-cpus=1", f"--node-manager-port={second_port}", "--disable-usage-stats")
-        yield {"address": f"127.0.0.1:{port}", "second_node_port": second_port, "dir": env_note}
+        start_node(lambda: ("--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=1", "--disable-usage-stats", "--include-dashboard=false"))
+        start_node(second)
+        yield {"address": f"127.0.0.1:{port}", "second_node_port": ports["second"]}
     finally:
         try:
             import ray as ray_module
