@@ -285,6 +285,10 @@ with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run(["bash", "scripts/slurm/evaluate_shard.sbatch"], cwd=root, env=dict(env, SLURM_ARRAY_TASK_ID=str(k)), capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"FAILED: scripts/slurm/evaluate_shard.sbatch task {k}: {done.stderr[-2000:]}")
+    for k in (1, 2, 3):
+        left = sorted(p.name for p in (Path(tmp) / f"slurm/shard-{k}").iterdir())
+        if "shard.json" not in left or "report.md" in left or "scores.jsonl" in left:
+            sys.exit(f"FAILED: evaluate --scores-only left {left} (expected shard.json and the caches, no report)")
     done = subprocess.run(["bash", "scripts/slurm/merge.sbatch"], cwd=root, env=env, capture_output=True, text=True)
     whole = subprocess.run([str(dialeval), "evaluate", "--corpus", "jsonl", "--input", str(items), "--out", f"{tmp}/whole", *flags.split()], cwd=root, capture_output=True, text=True)
     if done.returncode != 0 or whole.returncode != 0:
@@ -292,7 +296,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for f in ("scores.jsonl", "scores.csv", "correlations.md", "correlations.json"):
         if (Path(tmp) / "whole" / f).read_bytes() != (Path(tmp) / "slurm/merged" / f).read_bytes():
             sys.exit(f"FAILED: scripts/slurm: {f} differs from the single run's")
-print("scripts/slurm: an array of 3 shard tasks and the merge give the single run's files")
+print("scripts/slurm: an array of 3 shard tasks (--scores-only: shard.json, no report) and the merge give the single run's files")
 # evaluate on hostile input (issue 41): a 5,000-level response graph given inline, an AMR file
 # with a 10,000-level graph, an empty graph and a sentence without its graph, a blank response, an
 # empty context, overflowing ratings and a 1.5 MB response, with every family but the LLM judge

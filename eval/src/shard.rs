@@ -103,7 +103,19 @@ impl ShardScores {
     /// # Errors
     /// [`Error::Column`] when the table does not have one row per item.
     pub fn of(shard: Shard, corpus: &str, report: &crate::Report) -> Result<Self> {
-        let (ids, table, runs) = (&report.rows.ids, &report.table, &report.runs);
+        Self::from_parts(shard, corpus, &report.rows.ids, &report.table, &report.runs)
+    }
+
+    /// [`ShardScores::of`] the scores of a run that was not analysed (what the main job's
+    /// `MainJob::score_shard` keeps).
+    ///
+    /// # Errors
+    /// [`Error::Column`] when the table does not have one row per item.
+    pub fn of_scored(shard: Shard, corpus: &str, scored: &crate::Scored) -> Result<Self> {
+        Self::from_parts(shard, corpus, &scored.rows.ids, &scored.table, &scored.runs)
+    }
+
+    fn from_parts(shard: Shard, corpus: &str, ids: &[String], table: &crate::ScoreTable, runs: &[crate::FamilyRun]) -> Result<Self> {
         if table.items() != ids.len() {
             return Err(Error::Column { metric: "<table>".into(), problem: format!("{} rows for the {} items of shard {shard}", table.items(), ids.len()) });
         }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use dialeval_datasets::CorpusFormat;
-use dialeval_eval::models::main_job::{CorpusInput, LlmChoice, MainJob, MainJobObserver};
+use dialeval_eval::models::main_job::{CorpusInput, LlmChoice, MainJob, MainJobObserver, MainJobShard};
 use dialeval_eval::models::{Compute, FamilyName, ModelSettings, Retrain, default_cache_dir};
 use dialeval_eval::pipeline::FamilyStatus;
 use dialeval_eval::shard::Shard;
@@ -60,18 +60,58 @@ fn interruptible<T: Send>(py: Python<'_>, job: impl FnOnce() -> dialeval_eval::R
     }
 }
 
+/// What a call produced: the analysed report, or (`report=False`) only a shard's scores.
+enum Done {
+    Report(Box<Report>, Vec<String>),
+    Shard(MainJobShard),
+}
+
 /// Scores, analyses and writes the report into `out` (the work the GIL is released for): the
-/// main job of `dialeval evaluate` ([`MainJob`]), its lock, caches and files. The corpus is read
-/// a chunk at a time, its graphs attached as it is read, so a corpus of a million items is
-/// never in memory whole.
-fn run(job: &MainJob) -> dialeval_eval::Result<(Report, Vec<String>)> {
-    let done = job.run(&MainJobObserver::SILENT)?;
-    Ok((done.report, done.notes))
+/// main job of `dialeval evaluate` ([`MainJob`]), its lock, caches and files; with
+/// `report == false` only the shard's scores ([`MainJob::score_shard`]). The corpus is read a
+/// chunk at a time, its graphs attached as it is read, so a corpus of a million items is never
+/// in memory whole.
+fn run(job: &MainJob, report: bool) -> dialeval_eval::Result<Done> {
+    if report {
+        let done = job.run(&MainJobObserver::SILENT)?;
+        Ok(Done::Report(Box::new(done.report), done.notes))
+    } else {
+        job.score_shard(&MainJobObserver::SILENT).map(Done::Shard)
+    }
 }
 
 /// The shard `(k, n)` of a Python keyword, checked as the command's `--shard k/n` is.
 fn shard_of(shard: Option<(i64, i64)>) -> PyResult<Option<Shard>> {
     shard.map(|(k, n)| format!("{k}/{n}").parse::<Shard>().map_err(eval_error)).transpose()
+}
+
+/// A shard's scores as Python values, in the shape of [`to_python`]'s (`human` empty: the
+/// ratings are read by the merge; no correlations).
+fn shard_to_python<'py>(py: Python<'py>, done: &MainJobShard) -> PyResult<Bound<'py, PyDict>> {
+    let scores = PyList::empty(py);
+    for (i, id) in done.scores.ids.iter().enumerate() {
+        let metrics = PyDict::new(py);
+        for column in &done.scores.columns {
+            metrics.set_item(column.metric.as_str(), column.values.get(i).copied().flatten())?;
+        }
+        let item = PyDict::new(py);
+        item.set_item("id", id)?;
+        item.set_item("metrics", metrics)?;
+        item.set_item("human", PyDict::new(py))?;
+        scores.append(item)?;
+    }
+    let skipped = PyDict::new(py);
+    for run in &done.scores.runs {
+        if let FamilyStatus::Skipped { reason } = &run.status {
+            skipped.set_item(&run.family, reason)?;
+        }
+    }
+    let out = PyDict::new(py);
+    out.set_item("scores", scores)?;
+    out.set_item("correlations", PyList::empty(py))?;
+    out.set_item("skipped", skipped)?;
+    out.set_item("notes", done.notes.clone())?;
+    Ok(out)
 }
 
 /// The report as Python values: `scores` (one dict per item: `id`, `metrics`, `human`),
@@ -135,7 +175,7 @@ fn to_python<'py>(py: Python<'py>, report: &Report, notes: &[String]) -> PyResul
 /// Runs the main job over the JSONL corpus at `path` into `out` and returns its scores,
 /// correlations, skipped families and notes (see `dialeval.evaluate`).
 #[pyfunction]
-#[pyo3(signature = (path, out, *, skip = Vec::new(), amr = Vec::new(), encoder = None, models = None, slm = None, ruber = None, fine_tuned = None, references = "max", bootstrap = 1000, chunk = 10_000, device = "cpu", llm_base_url = None, llm_model = "smollm2-135m", shard = None))]
+#[pyo3(signature = (path, out, *, skip = Vec::new(), amr = Vec::new(), encoder = None, models = None, slm = None, ruber = None, fine_tuned = None, references = "max", bootstrap = 1000, chunk = 10_000, device = "cpu", llm_base_url = None, llm_model = "smollm2-135m", shard = None, report = true))]
 #[allow(clippy::too_many_arguments)] // the Python keywords, gathered into a `MainJob` at once
 pub fn evaluate<'py>(
     py: Python<'py>,
@@ -155,7 +195,11 @@ pub fn evaluate<'py>(
     llm_base_url: Option<String>,
     llm_model: &str,
     shard: Option<(i64, i64)>,
+    report: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    if !report && shard.is_none() {
+        return Err(InputError::new_err("report=False keeps only a shard's scores for the merge: give shard=(k, n)"));
+    }
     // The library's checks, the same as the command's.
     let count = |name, value| dialeval_eval::settings::count(name, value).map_err(eval_error);
     let run_settings = RunSettings { chunk: count("chunk", chunk)?, bootstrap: count("bootstrap", bootstrap)?, ..RunSettings::default() };
@@ -193,8 +237,10 @@ pub fn evaluate<'py>(
         shard: shard_of(shard)?,
         ..MainJob::new(corpus, out)
     };
-    let (report, notes) = interruptible(py, || run(&job))?;
-    to_python(py, &report, &notes)
+    match interruptible(py, || run(&job, report))? {
+        Done::Report(report, notes) => to_python(py, &report, &notes),
+        Done::Shard(shard) => shard_to_python(py, &shard),
+    }
 }
 
 /// Builds the report of the whole JSONL corpus at `path` into `out` from the folders of its

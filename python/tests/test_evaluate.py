@@ -212,3 +212,31 @@ def test_ctrl_c_stops_a_long_run_within_seconds_and_the_next_call_resumes(tmp_pa
     report = dialeval.evaluate(items, out=out, skip=("llm",), encoder=encoder, models=ROOT / "models", chunk=200, bootstrap=0)
     assert len(report.scores) == 4000
     assert "chunks from the cache)" in (out / "report.md").read_text() or "| from the cache" in (out / "report.md").read_text()
+
+
+def test_shards_scored_with_or_without_their_reports_merge_into_one_run(tmp_path):
+    """``shard=(k, n)`` leaves ``shard.json`` for ``merge``; ``report=False`` leaves only it (and
+    the caches), as the Ray tasks and the Slurm array score their shards. Either way the merge
+    is the one-process run's files byte for byte."""
+    items = ddpp_items(90)
+    settings = dict(skip=LIGHT, bootstrap=0)
+    one = dialeval.evaluate(items, out=tmp_path / "one", **settings)
+    folders = [tmp_path / f"part{k}" for k in (1, 2, 3)]
+    own = dialeval.evaluate(items, out=folders[0], shard=(1, 3), **settings)
+    assert (folders[0] / "report.md").is_file() and (folders[0] / "shard.json").is_file()
+    scored = [own.scores]
+    for k in (2, 3):
+        part = dialeval.evaluate(items, out=folders[k - 1], shard=(k, 3), report=False, **settings)
+        left = sorted(p.name for p in folders[k - 1].iterdir())
+        assert "shard.json" in left and "report.md" not in left and "scores.jsonl" not in left, left
+        assert part.correlations == [] and all(s["human"] == {} for s in part.scores)
+        scored.append(part.scores)
+    by_id = {s["id"]: s["metrics"] for s in one.scores}
+    assert sorted(s["id"] for part in scored for s in part) == sorted(by_id)
+    assert all(s["metrics"] == by_id[s["id"]] for part in scored for s in part)
+    merged = dialeval.merge(items, folders, out=tmp_path / "merged", bootstrap=0)
+    assert merged.scores == one.scores and merged.correlations == one.correlations
+    for f in ("scores.jsonl", "scores.csv", "correlations.json", "correlations.md"):
+        assert (tmp_path / "one" / f).read_bytes() == (tmp_path / "merged" / f).read_bytes(), f
+    with pytest.raises(dialeval.InputError, match="report=False keeps only a shard's scores"):
+        dialeval.evaluate(items, out=tmp_path / "no-shard", report=False, **settings)

@@ -5,6 +5,7 @@ report equals a one-process ``dialeval.evaluate`` byte for byte but the seconds.
 stopped when the tests end, pass or fail."""
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -18,6 +19,15 @@ import pytest
 import dialeval
 from conftest import ROOT
 from test_evaluate import ddpp_items, encoder_or_skip
+
+# Ray 2.5x's ``ray start --head`` turns token authentication on by itself, but a joining node
+# and a driver only send a token when ``RAY_AUTH_MODE=token`` says so: left implicit, the second
+# node is refused ("Failed to connect to GCS ... InvalidAuthToken"). The test cluster gets a fresh
+# token of its own (not ~/.ray/auth_token, which another cluster may own), through the
+# environment that every node started here inherits; set before ``import ray``, which reads it
+# once for this driver.
+os.environ["RAY_AUTH_MODE"] = "token"
+os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
 
 try:
     import ray  # noqa: F401  (the extra is installed)
@@ -56,7 +66,8 @@ def start_node(args):
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """A head node and a second node on 127.0.0.1, one CPU each; stopped at the end."""
+    """A head node and a second node on 127.0.0.1, one CPU each, with this module's token
+    (above); stopped at the end."""
     port = free_port()
     ports = {}
 

@@ -9,8 +9,8 @@
 //! `models/`, verified by their `SHA256SUMS`), Smatch, and the LLM judge when an endpoint answers
 //! (`--llm-base-url`, or the local server of `scripts/llm_server.sh` on its default address).
 //! Every family is cached in `OUT/metrics/` under a key of the items and its settings, so a
-//! killed run restarts where it stopped. `--shard k/n` scores one shard of the corpus, and
-//! `evaluate merge DIR...` (with the same corpus flags) builds the whole corpus's report from
+//! killed run restarts where it stopped. `--shard k/n` scores one shard of the corpus (with its
+//! own report, or only its scores with `--scores-only`), and `evaluate merge DIR...` (with the same corpus flags) builds the whole corpus's report from
 //! the shards' folders. `cargo run --release --example evaluate -- --help`.
 
 use std::path::PathBuf;
@@ -96,6 +96,10 @@ struct Args {
     /// --out for `evaluate merge`.
     #[arg(global = true, long)]
     shard: Option<Shard>,
+    /// With --shard: write only `shard.json` (and the caches), no analysis and no report files:
+    /// what a scheduler's task needs, the merge analysing the whole corpus once.
+    #[arg(long, requires = "shard")]
+    scores_only: bool,
     /// Where the models run: cpu, wgpu (the default adapter) or wgpu:N (the N-th discrete GPU; needs the `wgpu` feature).
     #[arg(global = true, long, default_value = "cpu")]
     device: Compute,
@@ -213,6 +217,10 @@ fn run(args: Args) -> AnyResult<()> {
     };
     let done = match &args.command {
         Some(Command::Merge { shards }) => job.merge(shards, &observer)?.report,
+        None if args.scores_only => {
+            job.score_shard(&observer)?;
+            return Ok(());
+        }
         None => job.run(&observer)?.report,
     };
     if let Some((_, bar)) = training.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {

@@ -21,7 +21,7 @@ use crate::families::llm::LlmJudging;
 use crate::lock::OutputLock;
 use crate::models::{Built, FamilyName, JobFamilies, JobObserver, ModelBundle, ModelSettings, add_families};
 use crate::shard::{SHARD_FILE, Shard, ShardScores, merge};
-use crate::{Evaluation, Event, FamilyCache, ItemSource, JsonlSource, Pipeline, Report, RunSettings, Scored};
+use crate::{Event, FamilyCache, ItemSource, JsonlSource, Pipeline, Report, RunSettings, Scored};
 
 /// The endpoint of the local LLM server (`scripts/llm_server.sh start`).
 pub const LOCAL_LLM: &str = "http://127.0.0.1:8089/v1";
@@ -119,6 +119,14 @@ pub struct MainJobOutput {
     pub notes: Vec<String>,
 }
 
+/// What [`MainJob::score_shard`] produced (also written to `out/shard.json`).
+pub struct MainJobShard {
+    /// The shard's scores.
+    pub scores: ShardScores,
+    /// What the job noted about its inputs, each also said to the observer.
+    pub notes: Vec<String>,
+}
+
 /// The corpus as read: whole (the formats other than JSONL, or JSONL when every item must be
 /// seen first), or streamed from its JSONL file a chunk at a time.
 enum Items {
@@ -155,28 +163,66 @@ impl MainJob {
     pub fn run(&self, observe: &MainJobObserver<'_>) -> Result<MainJobOutput> {
         // Checked before anything is read or locked (the same errors from every front end).
         self.run.check()?;
+        let config = self.run.report_config()?;
         let _lock = self.lock(observe)?;
+        let (scored, corpus_digest, notes) = self.score(observe)?;
+        let shard_scores = match (self.shard, corpus_digest) {
+            (Some(shard), Some(digest)) => Some(ShardScores::of_scored(shard, &digest, &scored)?),
+            _ => None,
+        };
+        let report = Report::analyse(scored, &config, observe.event)?;
+        report.write(&self.out)?;
+        if let Some(scores) = shard_scores {
+            self.keep_shard(&scores, observe)?;
+        }
+        Ok(MainJobOutput { report, notes })
+    }
+
+    /// Scores the job's shard and writes only its `shard.json` into `out` (and the family
+    /// caches), without analysing it or writing a report: the task of a scheduler (Ray, a Slurm
+    /// job array) whose shards only [`MainJob::merge`] reads. The scores are those
+    /// [`MainJob::run`] keeps for the shard.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the job has no shard; as [`MainJob::run`].
+    pub fn score_shard(&self, observe: &MainJobObserver<'_>) -> Result<MainJobShard> {
+        let Some(shard) = self.shard else {
+            return Err(Error::Config("scoring a shard needs the job's shard (k/n)".into()));
+        };
+        self.run.check()?;
+        let _lock = self.lock(observe)?;
+        let (scored, corpus_digest, notes) = self.score(observe)?;
+        let digest = corpus_digest.ok_or_else(|| Error::Config("the shard's source read no whole corpus to digest".into()))?;
+        let scores = ShardScores::of_scored(shard, &digest, &scored)?;
+        self.keep_shard(&scores, observe)?;
+        Ok(MainJobShard { scores, notes })
+    }
+
+    fn keep_shard(&self, scores: &ShardScores, observe: &MainJobObserver<'_>) -> Result<()> {
+        scores.write(&self.out)?;
+        (observe.say)(&format!("shard {}: {} items; scores for the merge in {}", scores.shard, scores.ids.len(), self.out.join(SHARD_FILE).display()));
+        Ok(())
+    }
+
+    /// The corpus (or its shard) scored by every family, with the digest of the whole corpus
+    /// when the job has a shard (for the merge's check), and the notes on the inputs.
+    fn score(&self, observe: &MainJobObserver<'_>) -> Result<(Scored, Option<String>, Vec<String>)> {
         let (items, amr, amr_files, coverage, notes) = self.read(observe)?;
         let source = self.source(&items, &amr, &coverage, self.shard)?;
         let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&self.out.join("metrics"))?);
         let bundle = ModelBundle::load(self.models.clone())?;
         let families = JobFamilies { skip: &self.skip, skip_reason: &self.skip_reason, amr: &amr, amr_files: &amr_files, references: self.models.references, llm: self.llm_family()? };
         add_families(&mut pipeline, &bundle, families, &observe.models)?;
-        let report = Evaluation::of_source(source.as_ref()).pipeline(pipeline).settings(&self.run).observe(observe.event).run()?;
+        let scored = pipeline.run_source(source.as_ref(), self.run.chunk, observe.event)?;
         let c = *coverage.lock().unwrap_or_else(PoisonError::into_inner);
         (observe.say)(&format!("AMR for {} of {} utterances", c.with_amr, c.turns));
-        report.write(&self.out)?;
-        if let Some(shard) = self.shard {
-            // The digest of the whole corpus the shard is cut from, so that the merge can check it.
-            let corpus_digest = match (&items, source.corpus_digest()) {
-                (_, Some(digest)) => digest,
-                (Items::Loaded { all, .. }, None) => items_digest(all)?,
-                (Items::Streamed, None) => return Err(Error::Config("the shard's source read no whole corpus to digest".into())),
-            };
-            ShardScores::of(shard, &corpus_digest, &report)?.write(&self.out)?;
-            (observe.say)(&format!("shard {shard}: {} items; scores for the merge in {}", report.rows.len(), self.out.join(SHARD_FILE).display()));
-        }
-        Ok(MainJobOutput { report, notes })
+        let corpus_digest = match (self.shard, &items, source.corpus_digest()) {
+            (None, _, _) => None,
+            (Some(_), _, Some(digest)) => Some(digest),
+            (Some(_), Items::Loaded { all, .. }, None) => Some(items_digest(all)?),
+            (Some(_), Items::Streamed, None) => return Err(Error::Config("the shard's source read no whole corpus to digest".into())),
+        };
+        Ok((scored, corpus_digest, notes))
     }
 
     /// The report of the whole corpus from its shards' folders (each scored by [`MainJob::run`]

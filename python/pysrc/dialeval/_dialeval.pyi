@@ -83,9 +83,10 @@ def evaluate(
     llm_base_url: Optional[str] = None,
     llm_model: str = "smollm2-135m",
     shard: Optional[tuple[int, int]] = None,
+    report: bool = True,
 ) -> dict[str, Any]:
     """The main job over the JSONL corpus at ``path`` into ``out`` (only shard ``(k, n)`` of it
-    when given, leaving ``shard.json`` for ``merge``): ``scores``, ``correlations``, ``skipped``
+    when given, leaving ``shard.json`` for ``merge``; with ``report=False`` nothing else): ``scores``, ``correlations``, ``skipped``
     and ``notes`` (``dialeval.evaluate`` wraps it)."""
 
 def merge(path: str, out: str, shards: Sequence[str], *, amr: Sequence[str] = (), bootstrap: int = 1000, chunk: int = 10000) -> dict[str, Any]:

@@ -77,6 +77,7 @@ def evaluate(
     llm_base_url: Optional[str] = None,
     llm_model: str = "smollm2-135m",
     shard: Optional[tuple] = None,
+    report: bool = True,
 ) -> Report:
     """Scores every item with every metric family and correlates each metric with the ratings.
 
@@ -98,7 +99,9 @@ def evaluate(
     ``chunk``, ``device`` (``cpu``, ``wgpu``, ``wgpu:N``), ``llm_base_url``/``llm_model`` (an
     OpenAI-compatible judge), ``shard`` (``(k, n)``: score only the items of shard k of n,
     chosen by a hash of their id, and leave ``shard.json`` in ``out`` for ``merge``; the report
-    is the shard's own).
+    is the shard's own), ``report`` (with ``shard``, ``False`` writes only ``shard.json`` and
+    the caches: no analysis, no report files; the ``Report`` returned then has the shard's
+    scores, no ratings and no correlations, which ``merge`` computes for the whole corpus).
 
     Raises ``InputError`` for a bad item (named by its index, or by its line in a file, and the
     field), setting or family name, ``ResourceError`` for a file or folder that cannot be read or
@@ -113,6 +116,8 @@ def evaluate(
     if unknown:
         raise InputError(f"unknown families in skip: {unknown}; the families are {', '.join(FAMILIES)}")
     _check_counts(bootstrap=bootstrap, chunk=chunk)
+    if not isinstance(report, bool):
+        raise InputError(f"report = {report!r}: expected True or False")
     if shard is not None and (not isinstance(shard, tuple) or len(shard) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in shard)):
         raise InputError(f"shard = {shard!r}: expected (k, n) with 1 <= k <= n")
     out_dir = _out_folder(out)
@@ -131,6 +136,7 @@ def evaluate(
         llm_base_url=llm_base_url,
         llm_model=llm_model,
         shard=shard,
+        report=report,
     )
     done = _with_items(items_or_path, lambda path: _dialeval.evaluate(str(path), str(out_dir), **keywords))
     return Report(scores=done["scores"], correlations=done["correlations"], skipped=done["skipped"], notes=done["notes"], out=out_dir)

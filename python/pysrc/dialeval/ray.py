@@ -140,7 +140,8 @@ def _score_shard(blob: bytes, k: int, n: int, settings: dict, work_dir: Optional
         partial = folder / f"items.jsonl.{os.getpid()}"
         partial.write_bytes(blob)
         partial.replace(items)
-    evaluate_locally(items, out=folder / "out", shard=(k, n), **settings)
+    # Only shard.json: the merge analyses the whole corpus once.
+    evaluate_locally(items, out=folder / "out", shard=(k, n), report=False, **settings)
     return (folder / "out" / "shard.json").read_bytes()
 
 
