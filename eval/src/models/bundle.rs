@@ -1,5 +1,5 @@
 //! The learned side of a run in one place: the sentence encoder, its memo and its token-state
-//! cache loaded once ([`ModelBundle::load`]), and the families that read them built from it,
+//! cache loaded once, when a family first needs them, and the families that read them built from it,
 //! each either ready or skipped with its reason ([`Built`]), the checkpoints chosen by
 //! [`ModelSource::resolve`] under the run's [`Retrain`] rule.
 
@@ -113,25 +113,34 @@ impl EncoderSide {
 pub struct ModelBundle {
     settings: ModelSettings,
     device: burn::prelude::Device,
-    loaded: std::result::Result<EncoderSide, String>,
+    /// Loaded when a family first asks for it, so a run whose families read no encoder
+    /// (the lexical ones alone, a shard of them) neither reads nor fingerprints its weights.
+    loaded: std::sync::OnceLock<std::result::Result<EncoderSide, String>>,
 }
 
 impl ModelBundle {
-    /// Loads the encoder of `settings` (a missing or unreadable one is not an error here: the
-    /// families that need it are skipped with the reason).
+    /// The bundle of `settings`: its device opened; the encoder is loaded once, when a family
+    /// first needs it (a missing or unreadable one is not an error: the families that need it
+    /// are skipped with the reason).
     ///
     /// # Errors
     /// The device cannot be opened.
     pub fn load(settings: ModelSettings) -> Result<Self> {
         let device = settings.compute.device()?;
-        let dir = settings.encoder.clone().unwrap_or_else(default_encoder_dir);
-        let loaded = PretrainedEncoder::load(&dir, &device).map(|encoder| EncoderSide::new(encoder, &settings.cache_dir)).map_err(|e| format!("no sentence encoder: {e}"));
-        Ok(Self { settings, device, loaded })
+        Ok(Self { settings, device, loaded: std::sync::OnceLock::new() })
     }
 
-    /// The encoder, when it loaded.
+    /// The encoder side, loaded on first use, or why there is none.
+    fn loaded(&self) -> &std::result::Result<EncoderSide, String> {
+        self.loaded.get_or_init(|| {
+            let dir = self.settings.encoder.clone().unwrap_or_else(default_encoder_dir);
+            PretrainedEncoder::load(&dir, &self.device).map(|encoder| EncoderSide::new(encoder, &self.settings.cache_dir)).map_err(|e| format!("no sentence encoder: {e}"))
+        })
+    }
+
+    /// The encoder, when it loads.
     pub fn encoder(&self) -> Option<&Arc<PretrainedEncoder>> {
-        self.loaded.as_ref().ok().map(|l| &l.encoder)
+        self.loaded().as_ref().ok().map(|l| &l.encoder)
     }
 
     /// The settings.
@@ -141,7 +150,7 @@ impl ModelBundle {
 
     /// BERTScore and the embedding metrics over the encoder's token vectors.
     pub fn embedding(&self) -> Built<EmbeddingFamily<Arc<PretrainedEncoder>>> {
-        match &self.loaded {
+        match self.loaded() {
             Ok(l) => Built::Ready(EmbeddingFamily::new(Arc::clone(&l.memo)).with_references(self.settings.references)),
             Err(why) => Built::Skipped(why.clone()),
         }
@@ -149,7 +158,7 @@ impl ModelBundle {
 
     /// The zero-shot context cosines.
     pub fn context_cosine(&self) -> Built<ContextCosineFamily> {
-        match &self.loaded {
+        match self.loaded() {
             Ok(l) => Built::Ready(ContextCosineFamily::new(Arc::clone(&l.encoder), Arc::clone(&l.cache))),
             Err(why) => Built::Skipped(why.clone()),
         }
@@ -180,7 +189,7 @@ impl ModelBundle {
     /// # Errors
     /// A checkpoint that cannot be read or trained.
     pub fn bert_ruber(&self, notice: &dyn Fn(&ModelSource), progress: &dyn Fn(usize, usize, usize)) -> Result<Built<BertRuberFamily>> {
-        let l = match &self.loaded {
+        let l = match self.loaded() {
             Ok(l) => l,
             Err(why) => return Ok(Built::Skipped(why.clone())),
         };
@@ -214,7 +223,7 @@ impl ModelBundle {
         let Some(dir) = &self.settings.fine_tuned else {
             return Ok(Built::Skipped("no fine-tuned checkpoint given (none ships yet; `dialeval fine-tune` trains one)".into()));
         };
-        let l = match &self.loaded {
+        let l = match self.loaded() {
             Ok(l) => l,
             Err(why) => return Ok(Built::Skipped(why.clone())),
         };
@@ -231,7 +240,7 @@ impl ModelBundle {
     /// # Errors
     /// A checkpoint that cannot be read or trained.
     pub fn slm(&self, notice: &dyn Fn(&ModelSource), progress: &dyn Fn(usize, usize, usize)) -> Result<Built<SlmFamily>> {
-        let encoder = self.loaded.as_ref().ok();
+        let encoder = self.loaded().as_ref().ok();
         let fits = |dir: &Path| -> Result<bool> {
             match encoder {
                 Some(l) => Ok(Scorer::fits_encoder(dir, l.encoder.fingerprint(), l.encoder.hidden_size())?),
@@ -252,7 +261,7 @@ impl ModelBundle {
         {
             return Ok(Built::Skipped(format!("{e} (train a checkpoint on this encoder, or leave --encoder out)")));
         }
-        let text_side = match (&self.loaded, scorer.featurizer().encoder.is_some()) {
+        let text_side = match (self.loaded(), scorer.featurizer().encoder.is_some()) {
             (Ok(l), _) => Some((Arc::clone(&l.encoder), Arc::clone(&l.cache))),
             // This model reads sentence vectors: without the encoder it cannot score.
             (Err(why), true) => return Ok(Built::Skipped(why.clone())),
