@@ -127,6 +127,16 @@ if (shared / "data/amr-diplomacy").is_dir():
         if len(scores) != 2 or not all(0.0 <= s["score"] <= 1.0 for s in scores):
             sys.exit(f"FAILED: score_slm {scores}")
     print("train_slm / score_slm: trained one epoch and scored the fixture")
+# bert_ruber train (the library's RuberTraining) at toy size on DailyDialog++'s positives with
+# MiniLM: one epoch, its log, its data record and a loadable model
+if (shared / "data/dailydialog-plusplus").is_dir() and (minilm / "model.safetensors").is_file():
+    with tempfile.TemporaryDirectory() as tmp:
+        logs = run(examples / "bert_ruber", "--encoder", minilm, "--shared", shared, "train", "--data", "positives", "--contexts", "60", "--epochs", "1", "--out", tmp)
+        if len(logs) != 1 or logs[0]["epoch"] != 1 or not 0.0 <= logs[0]["dev_auc"] <= 1.0:
+            sys.exit(f"FAILED: bert_ruber train log {logs}")
+        if json.loads((Path(tmp) / "data.json").read_text())["data"] != "positives" or not (Path(tmp) / "best").exists():
+            sys.exit("FAILED: bert_ruber train left no data record or best model")
+    print("bert_ruber train: one epoch on 60 contexts, its data record and best model")
 # gpu_bench at toy size on flex and on wgpu (lavapipe in CI): every figure measured on both
 with tempfile.TemporaryDirectory() as tmp:
     bench = Path(tmp) / "bench.json"

@@ -91,15 +91,6 @@ impl Progress {
     }
 }
 
-/// The token-state cache of `encoder` in `~/.cache/dialeval/embeddings` (see
-/// [`dialeval_eval::models::encoder_cache`]).
-///
-/// # Errors
-/// The cache cannot be created or read.
-pub fn embedding_cache(encoder: &dialeval_slm_model::bert::PretrainedEncoder) -> Result<dialeval_slm_model::vectors::EmbeddingCache, Box<dyn std::error::Error>> {
-    Ok(dialeval_eval::models::encoder_cache(encoder, &dialeval_eval::models::default_cache_dir())?)
-}
-
 /// The DailyDialog pairs of the training mix for a `--dailydialog yes|no` value.
 pub fn dailydialog_flag(value: YesNo) -> Option<dialeval_datasets::pairs::DailyDialogPairConfig> {
     value.yes().then(dialeval_datasets::pairs::DailyDialogPairConfig::default)

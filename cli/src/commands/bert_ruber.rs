@@ -31,20 +31,17 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::support::YesNo;
-use crate::support::{Progress, embedding_cache};
-use dialeval_datasets::negatives::{RetrievedNegatives, retrieve_negatives};
-use dialeval_datasets::pairs::{PairKind, TrainingPair};
+use crate::support::{Progress, YesNo};
+use dialeval_datasets::mix::MixConfig;
+use dialeval_datasets::negatives::RetrievedNegatives;
 use dialeval_eval::families::BertRuberFamily;
-use dialeval_eval::models::{CheckpointIdentity, Compute, EncoderSide, default_cache_dir, fill_pair_texts, mix_triples, positives_triples, retrieved_triples};
+use dialeval_eval::models::ruber_training::{RuberTraining, RuberTriples};
+use dialeval_eval::models::training::TrainingObserver;
+use dialeval_eval::models::{CheckpointIdentity, Compute, EncoderSide, default_cache_dir};
 use dialeval_eval::write::summary_markdown;
 use dialeval_eval::{Evaluation, Event};
 use dialeval_slm_model::bert::{PretrainedEncoder, default_encoder_dir};
-use dialeval_slm_model::ruber::{Embeddings, Objective, Representation, RuberConfig, RuberData, RuberScorer, train_unreferenced};
-use dialeval_slm_model::sentence_vectors::PairSentenceVectors;
-use dialeval_slm_model::texts::VectorInputs;
-use dialeval_slm_model::vectors::{CachedSentenceVectors, EmbeddingCache};
-use serde_json::json;
+use dialeval_slm_model::ruber::{Embeddings, Objective, Representation, RuberConfig, RuberScorer};
 
 #[derive(Debug, clap::Parser)]
 #[command(about = "BERT-RUBER: train the unreferenced model, or score USR-PersonaChat")]
@@ -201,8 +198,6 @@ pub fn score_main<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> ExitCo
 
 fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error>> {
     let shared = &args.shared;
-    let device = args.device.device()?;
-    let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_encoder_dir), &device)?;
     match command {
         Command::Train(t) => {
             let config = RuberConfig {
@@ -220,80 +215,45 @@ fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error
                 compute: args.device,
                 ..RuberConfig::default()
             };
-            let out = &t.out;
-            let retrieved = RetrievedNegatives { lexical_share: t.lexical_negatives, embedding_share: t.embedding_negatives, seed: t.seed, ..RetrievedNegatives::default() };
-            if retrieved.any() && t.data != Data::Mix {
-                return Err("--lexical-negatives and --embedding-negatives apply to --data mix".into());
-            }
-            let mut cache = embedding_cache(&encoder)?;
-            let mut test_pairs = Vec::new();
-            let (train, dev) = match t.data {
+            let data = match t.data {
                 Data::Mix => {
                     // The mix keeps the last two context turns, or more when the query reads more.
                     let turns = t.query_turns.max(2);
-                    let topical = crate::support::topical_flag(t.topical).map(|c| dialeval_datasets::pairs::TopicalPairConfig { history: turns, ..c });
-                    let mix = dialeval_eval::models::mix::training_mix(
-                        shared,
-                        &dialeval_datasets::mix::MixConfig {
-                            seed: config.seed,
-                            topical,
-                            dailydialog: crate::support::dailydialog_flag(t.dailydialog),
-                            max_context_turns: turns,
-                            topical_knowledge: t.knowledge.yes(),
-                            ..Default::default()
-                        },
-                        &[],
-                        &|line| eprintln!("mix: {line}"),
-                    )?;
-                    test_pairs = mix.test;
-                    let mut train = mix_triples(&mix.train, &config);
-                    if retrieved.any() {
-                        let extra = retrieve_negatives(&mix.train, &retrieved, Some(&pair_vectors(&encoder, &mut cache, &mix.train, retrieved)?))?;
-                        eprintln!(
-                            "bert_ruber: retrieved {} lexical and {} embedding negatives for {} training triples",
-                            extra.iter().filter(|p| p.kind == PairKind::LexicalNegative).count(),
-                            extra.iter().filter(|p| p.kind == PairKind::EmbeddingNegative).count(),
-                            train.len()
-                        );
-                        train.extend(retrieved_triples(&mix.train, &extra, &config)?);
-                    }
-                    (train, mix_triples(&mix.dev, &config))
+                    RuberTriples::Mix(MixConfig {
+                        seed: t.seed,
+                        topical: crate::support::topical_flag(t.topical).map(|c| dialeval_datasets::pairs::TopicalPairConfig { history: turns, ..c }),
+                        dailydialog: crate::support::dailydialog_flag(t.dailydialog),
+                        max_context_turns: turns,
+                        topical_knowledge: t.knowledge.yes(),
+                        ..Default::default()
+                    })
                 }
-                Data::Positives => positives_triples(&shared.join("data/dailydialog-plusplus"), &config, t.contexts)?,
+                Data::Positives => RuberTriples::Positives { contexts: t.contexts },
             };
-            dialeval_eval::models::mix::record_data_settings(out, &json!({ "data": format!("{:?}", t.data).to_lowercase(), "retrieved_negatives": retrieved }))?;
-            eprintln!("bert_ruber: {} training triples, {} dev triples", train.len(), dev.len());
-            let texts: Vec<&str> = train.iter().chain(&dev).flat_map(|t| [t.query.as_str(), t.positive.as_str(), t.negative.as_str()].into_iter().chain(t.knowledge.as_deref())).collect();
-            if config.knowledge {
-                let grounded = train.iter().filter(|t| t.knowledge.is_some()).count();
-                eprintln!("bert_ruber: {grounded} of {} training triples have knowledge", train.len());
+            let retrieved = RetrievedNegatives { lexical_share: t.lexical_negatives, embedding_share: t.embedding_negatives, seed: t.seed, ..RetrievedNegatives::default() };
+            let training = RuberTraining { shared: shared.clone(), out: t.out.clone(), data, config, encoder: args.encoder.clone(), retrieved };
+            let (encoding, epochs) = (Progress::new("embedding"), Progress::new("training"));
+            let observer = TrainingObserver {
+                say: &|line| eprintln!("bert_ruber: {line}"),
+                encoding: &|done, total| encoding.update(done, total),
+                epochs: &|epoch, step, steps| {
+                    encoding.finish();
+                    epochs.update_epoch(epoch, step, steps);
+                },
+            };
+            let done = training.run(&observer)?;
+            encoding.finish();
+            epochs.finish();
+            for l in &done.logs {
+                println!("{}", serde_json::to_string(l)?);
             }
-            let bar = Progress::new("embedding");
-            cache.fill(&encoder, &texts, &|done, total| bar.update(done, total))?;
-            bar.finish();
-            let bar = Progress::new("training");
-            let logs =
-                train_unreferenced(&RuberData { train: &train, dev: &dev, cache: &cache, vocab: encoder.vocab_size() }, &config, out, &|epoch, step, steps| bar.update_epoch(epoch, step, steps))?;
-            bar.finish();
-            for l in logs {
-                println!("{}", serde_json::to_string(&l)?);
-            }
-            // The held-out test split of the mix (the 100 annotated DailyDialog++ test contexts):
-            // ROC AUC of the best model, positives against each kind of negative.
-            if !test_pairs.is_empty() {
-                let queries: Vec<String> = test_pairs.iter().map(|p| config.query(&p.context)).collect();
-                let texts: Vec<&str> = queries.iter().map(String::as_str).chain(test_pairs.iter().map(|p| p.response.as_str())).collect();
-                cache.fill(&encoder, &texts, &|_, _| {})?;
-                let pairs: Vec<(&str, &str)> = queries.iter().map(String::as_str).zip(test_pairs.iter().map(|p| p.response.as_str())).collect();
-                let scores = RuberScorer::load(out, device.clone())?.score(&cache, &pairs)?;
-                let auc = |kind| dialeval_slm_model::separation::auc_against(&test_pairs, &scores, kind).ok();
-                let labels: Vec<u8> = test_pairs.iter().map(TrainingPair::label).collect();
-                let test = json!({"pairs": test_pairs.len(), "auc": dialeval_common::roc_auc(&scores, &labels).ok(), "auc_random": auc(PairKind::RandomNegative), "auc_adversarial": auc(PairKind::AdversarialNegative)});
-                std::fs::write(out.join("test.json"), serde_json::to_string_pretty(&test)?)?;
-                println!("{}", json!({ "test": test }));
+            if let Some(test) = &done.test {
+                println!("{}", serde_json::json!({ "test": test }));
             }
         }
         Command::Score(a) => {
+            let device = args.device.device()?;
+            let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_encoder_dir), &device)?;
             // The main job's BERT-RUBER family (unreferenced; referenced = cosine of max-min
             // pooled token states of response and ground truth; hybrids of the min-max
             // normalised pair) on USR-PersonaChat, correlated by the library's analysis.
@@ -318,21 +278,4 @@ fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error
         }
     }
     Ok(())
-}
-
-/// The sentence vectors retrieval reads, over `cache`: for embedding negatives, the joined
-/// contexts and the responses of `pairs` are encoded into it first, as the SLM's pretrained head
-/// reads them (`VectorInputs::texts_of`; lexical ones read none).
-fn pair_vectors<'a>(
-    encoder: &'a PretrainedEncoder,
-    cache: &'a mut EmbeddingCache,
-    pairs: &[TrainingPair],
-    retrieved: RetrievedNegatives,
-) -> Result<PairSentenceVectors<CachedSentenceVectors<'a>>, Box<dyn std::error::Error>> {
-    if retrieved.embedding_share > 0.0 {
-        let bar = Progress::new("embedding for retrieval");
-        fill_pair_texts(cache, encoder, &VectorInputs::default().texts_of(&[pairs]), &|done, total| bar.update(done, total))?;
-        bar.finish();
-    }
-    Ok(PairSentenceVectors(CachedSentenceVectors::new(cache, encoder.fingerprint())))
 }

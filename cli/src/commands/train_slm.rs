@@ -29,23 +29,15 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::support::YesNo;
-use dialeval_common::roc_auc;
-use dialeval_datasets::amr::{AmrIndex, read_blocks_lenient};
-use dialeval_datasets::ddpp::{self, ExcludeList};
-use dialeval_datasets::negatives::{NegativeFamily, RetrievedNegatives, drop_negatives, retrieve_negatives};
-use dialeval_datasets::pairs::{DiplomacyPairConfig, PairKind, TrainingPair, diplomacy_pairs, split_by_group};
-use dialeval_eval::models::{Compute, SlmPairing, ddpp_slm_pairs, split_contexts};
-use dialeval_slm_model::bert::{PretrainedEncoder, default_encoder_dir};
+use crate::support::{Progress, YesNo};
+use dialeval_datasets::mix::MixConfig;
+use dialeval_datasets::negatives::{NegativeFamily, RetrievedNegatives};
+use dialeval_eval::models::Compute;
+use dialeval_eval::models::slm_training::{SlmData, SlmTraining};
+use dialeval_eval::models::training::TrainingObserver;
 use dialeval_slm_model::config::TrainConfig;
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
-use dialeval_slm_model::scorer::{Graphs, Scorer};
-use dialeval_slm_model::sentence_vectors::{PairSentenceVectors, SentenceVectors};
-use dialeval_slm_model::separation::{accuracy, scores_against};
 use dialeval_slm_model::texts::KnowledgeUnit;
-use dialeval_slm_model::train::{TrainingData, train};
-use dialeval_slm_model::vectors::CachedSentenceVectors;
-use serde_json::json;
 
 /// The training data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -185,218 +177,76 @@ pub fn main<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> ExitCode {
     crate::support::finish("train_slm", run(&<Args as clap::Parser>::parse_from(args)))
 }
 
-/// Accuracy at 0.5 and ROC AUC of the best model on the held-out test pairs: all negatives, and
-/// positives against each kind of negative present.
-fn test_metrics(scores: &[f64], pairs: &[TrainingPair]) -> serde_json::Value {
-    let labels: Vec<u8> = pairs.iter().map(TrainingPair::label).collect();
-    let (random, random_labels) = scores_against(pairs, scores, PairKind::RandomNegative);
-    let (adversarial, adversarial_labels) = scores_against(pairs, scores, PairKind::AdversarialNegative);
-    json!({
-        "pairs": pairs.len(),
-        "accuracy": accuracy(scores, &labels),
-        "auc": roc_auc(scores, &labels).ok(),
-        "accuracy_random": accuracy(&random, &random_labels),
-        "auc_random": roc_auc(&random, &random_labels).ok(),
-        "accuracy_adversarial": accuracy(&adversarial, &adversarial_labels),
-        "auc_adversarial": roc_auc(&adversarial, &adversarial_labels).ok(),
-    })
-}
-
-/// Concept nodes of a pair's response graph (`None`: no graph, or one that does not parse).
-fn response_nodes(pair: &TrainingPair) -> Option<usize> {
-    pair.response_amr.as_deref().and_then(|p| dialeval_amr_graph::AmrGraph::decode(p).ok()).map(|g| g.instances().count())
-}
-
-/// ROC AUC of the held-out Topical-Chat pairs with their graphs and with every graph withheld,
-/// on all of them and per band of response-graph size (terciles of the positives' sizes; a
-/// negative falls in the band of its own response graph).
-fn graph_bands(scorer: &Scorer, pairs: &[TrainingPair], vectors: Option<&dyn SentenceVectors>) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
-    let with = scorer.score(pairs, vectors)?;
-    let without = scorer.score_with(pairs, vectors, Graphs::Withhold)?;
-    let nodes: Vec<Option<usize>> = pairs.iter().map(response_nodes).collect();
-    let mut sizes: Vec<usize> = nodes.iter().zip(pairs).filter(|(_, p)| p.label() == 1).filter_map(|(n, _)| *n).collect();
-    sizes.sort_unstable();
-    let (a, b) = (sizes.get(sizes.len() / 3).copied().unwrap_or(0), sizes.get(2 * sizes.len() / 3).copied().unwrap_or(0));
-    // (name, node range; `None`: every pair, with a graph or not).
-    let bands = [("all".to_owned(), None), (format!("<= {a} nodes"), Some(0..=a)), (format!("{}-{b} nodes", a + 1), Some(a + 1..=b)), (format!("> {b} nodes"), Some(b + 1..=usize::MAX))];
-    let mut out = serde_json::Map::new();
-    for (name, range) in &bands {
-        let idx: Vec<usize> = (0..pairs.len()).filter(|&i| range.as_ref().is_none_or(|r| nodes[i].is_some_and(|n| r.contains(&n)))).collect();
-        let labels: Vec<u8> = idx.iter().map(|&i| pairs[i].label()).collect();
-        let pick = |s: &[f64]| idx.iter().map(|&i| s[i]).collect::<Vec<_>>();
-        let (auc_with, auc_without) = (roc_auc(&pick(&with), &labels).ok(), roc_auc(&pick(&without), &labels).ok());
-        out.insert(name.clone(), json!({"pairs": idx.len(), "positives": labels.iter().filter(|&&l| l == 1).count(), "auc": auc_with, "auc_graphs_withheld": auc_without}));
-    }
-    Ok(serde_json::Value::Object(out))
-}
-
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    let (shared, out, mode, seed, limit, text_encoder) = (&args.shared, &args.out, args.mode, args.seed, args.limit, args.text_encoder);
-    if args.data != Data::Mix && args.context_turns != 2 {
-        return Err("--context-turns applies to --data mix (the other sets are cut to two turns)".into());
-    }
-    if args.knowledge.yes() && (args.data != Data::Mix || !args.topical.yes() || text_encoder == TextEncoderKind::Scratch) {
-        return Err("--knowledge yes needs --data mix --topical yes (the Topical-Chat turns carry the knowledge) and --text-encoder pretrained or cross".into());
-    }
-    if args.graph_test.yes() && (args.data != Data::Mix || !args.topical.yes()) {
-        return Err("--graph-test yes holds out Topical-Chat conversations of the mix: it needs --data mix --topical yes".into());
-    }
-    if args.embedding_negatives > 0.0 && text_encoder == TextEncoderKind::Scratch {
-        return Err("--embedding-negatives needs sentence vectors: --text-encoder pretrained or cross".into());
-    }
-    let retrieved =
-        RetrievedNegatives { lexical_share: args.lexical_negatives, embedding_share: args.embedding_negatives, same_source: args.retrieve_within_source.yes(), seed, ..RetrievedNegatives::default() };
-    let mut data_settings = json!({ "data": format!("{:?}", args.data).to_lowercase(), "retrieved_negatives": retrieved, "dropped_negatives": args.drop_negatives });
-    let mut graph_test: Vec<TrainingPair> = Vec::new();
-    let (mut train_pairs, mut dev_pairs, mut test_pairs) = match args.data {
+    let data = match args.data {
         Data::Mix => {
             let topical = crate::support::topical_flag(args.topical).map(|c| dialeval_datasets::pairs::TopicalPairConfig { history: args.context_turns, ..c });
             let dailydialog = crate::support::dailydialog_flag(args.dailydialog);
-            let mut config = dialeval_datasets::mix::MixConfig { seed, topical, dailydialog, max_context_turns: args.context_turns, topical_knowledge: args.knowledge.yes(), ..Default::default() };
+            let mut config = MixConfig { seed: args.seed, topical, dailydialog, max_context_turns: args.context_turns, topical_knowledge: args.knowledge.yes(), ..Default::default() };
             if !args.length_control.yes() {
                 // The ablation: DailyDialog++'s negatives as released, uniform sampled negatives.
                 config.ddpp_length_tolerance = None;
                 config.positives_sampling = dialeval_datasets::pairs::NegativeSampling::Uniform;
                 config.topical = config.topical.map(|t| dialeval_datasets::pairs::TopicalPairConfig { length_matched_share: 0.0, ..t });
-                config.dailydialog = config.dailydialog.map(|d| dialeval_datasets::pairs::DailyDialogPairConfig { length_matched_share: 0.0, ..d });
             }
-            let held_out = if args.graph_test.yes() { dialeval_eval::models::mix::graph_test_conversations(shared)? } else { Vec::new() };
-            data_settings["mix"] = serde_json::to_value(config)?;
-            data_settings["graph_test"] = json!(held_out);
-            let mix = dialeval_eval::models::mix::training_mix(shared, &config, &held_out, &|line| eprintln!("mix: {line}"))?;
-            graph_test = mix.topical_test;
-            (mix.train, mix.dev, mix.test)
+            SlmData::Mix { config, graph_test: args.graph_test.yes() }
         }
-        Data::Ddpp => {
-            let dir = shared.join("data/dailydialog-plusplus");
-            let contexts = ddpp::load(&dir.join("dev.json"))?;
-            let exclude = ExcludeList::load(&dir.join("overlap_exclude_ids.tsv"))?;
-            let silver: Vec<PathBuf> = std::fs::read_dir(shared.join("data/silver-amr"))
-                .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(".silver.amr.txt")).collect())
-                .unwrap_or_default();
-            let index = AmrIndex::load(&silver)?;
-            let pairing = SlmPairing { exclude: &exclude, index: &index, seed };
-            let dev = ddpp_slm_pairs(&contexts, "dev.json", &pairing)?;
-            eprintln!(
-                "train_slm: {} pairs from {} contexts ({} excluded), silver graphs for {} of {} turns and responses",
-                dev.pairs.len(),
-                contexts.len(),
-                dev.excluded,
-                dev.coverage.with_amr,
-                dev.coverage.turns
-            );
-            let (train_pairs, dev_pairs) = split_contexts(dev.pairs, seed)?;
-            let test = ddpp_slm_pairs(&ddpp::load(&dir.join("test.json"))?, "test.json", &pairing)?;
-            eprintln!(
-                "train_slm: test: {} pairs of test.json ({} excluded), silver graphs for {} of {} turns and responses",
-                test.pairs.len(),
-                test.excluded,
-                test.coverage.with_amr,
-                test.coverage.turns
-            );
-            let test_pairs = test.pairs;
-            (train_pairs, dev_pairs, test_pairs)
-        }
-        Data::Diplomacy => {
-            let (blocks, malformed) = read_blocks_lenient(&shared.join("data/amr-diplomacy/dip-all-amr-smosher.txt"))?;
-            for bad in &malformed {
-                eprintln!("train_slm: AMR block skipped: {bad}");
-            }
-            let (pairs, _) = diplomacy_pairs(&blocks, &DiplomacyPairConfig { seed, ..DiplomacyPairConfig::default() })?;
-            split_by_group(pairs, [0.7, 0.15, 0.15], seed, |p| p.id.rsplit_once('.').map_or(p.id.as_str(), |(conversation, _)| conversation))?
-        }
+        Data::Ddpp => SlmData::Ddpp,
+        Data::Diplomacy => SlmData::Diplomacy,
     };
-    if limit > 0 {
-        train_pairs.truncate(limit);
-        dev_pairs.truncate(limit / 4 + 1);
-        test_pairs.truncate(limit / 4 + 1);
-    }
-    let config = TrainConfig {
-        mode,
-        epochs: args.epochs,
-        batch_size: args.batch,
-        lr: args.lr,
-        seed,
-        d_model: args.d_model,
-        layers: args.layers,
-        contrastive_weight: args.contrastive_weight,
-        graph_dropout: args.graph_dropout,
-        text_encoder,
-        context_turns: args.context_turns,
-        knowledge: args.knowledge.yes(),
-        knowledge_dropout: args.knowledge_dropout,
-        knowledge_unit: args.knowledge_unit,
-        turns: args.turns.yes(),
-        complete_graphs: args.complete_graphs.yes(),
-        graph_term_penalty: args.graph_term_penalty,
-        compute: args.device,
-        ..TrainConfig::default()
+    let training = SlmTraining {
+        shared: args.shared.clone(),
+        out: args.out.clone(),
+        data,
+        config: TrainConfig {
+            mode: args.mode,
+            epochs: args.epochs,
+            batch_size: args.batch,
+            lr: args.lr,
+            seed: args.seed,
+            d_model: args.d_model,
+            layers: args.layers,
+            contrastive_weight: args.contrastive_weight,
+            graph_dropout: args.graph_dropout,
+            text_encoder: args.text_encoder,
+            context_turns: args.context_turns,
+            knowledge: args.knowledge.yes(),
+            knowledge_dropout: args.knowledge_dropout,
+            knowledge_unit: args.knowledge_unit,
+            turns: args.turns.yes(),
+            complete_graphs: args.complete_graphs.yes(),
+            graph_term_penalty: args.graph_term_penalty,
+            compute: args.device,
+            ..TrainConfig::default()
+        },
+        encoder: args.encoder.clone(),
+        retrieved: RetrievedNegatives {
+            lexical_share: args.lexical_negatives,
+            embedding_share: args.embedding_negatives,
+            same_source: args.retrieve_within_source.yes(),
+            seed: args.seed,
+            ..RetrievedNegatives::default()
+        },
+        drop_negatives: args.drop_negatives.clone(),
+        limit: args.limit,
     };
-    // The pretrained head reads MiniLM sentence vectors of every context and response, computed
-    // once into the shared token-state cache.
-    let (encoder, cache) = match text_encoder {
-        TextEncoderKind::Scratch => (None, None),
-        TextEncoderKind::Pretrained | TextEncoderKind::Cross => {
-            let encoder = PretrainedEncoder::load(&args.encoder.clone().unwrap_or_else(default_encoder_dir), &args.device.device()?)?;
-            let mut cache = crate::support::embedding_cache(&encoder)?;
-            let bar = crate::support::Progress::new("embedding");
-            dialeval_eval::models::fill_pair_texts(&mut cache, &encoder, &config.vector_inputs().texts_of(&[&train_pairs, &dev_pairs, &test_pairs, &graph_test]), &|d, t| bar.update(d, t))?;
-            bar.finish();
-            (Some(encoder), Some(cache))
-        }
+    // The bars are drawn from their first update: the encoding one (a pretrained or cross text
+    // side), then training's.
+    let (encoding, epochs) = (Progress::new("embedding"), Progress::new("train_slm"));
+    let observer = TrainingObserver {
+        say: &|line| eprintln!("train_slm: {line}"),
+        encoding: &|done, total| encoding.update(done, total),
+        epochs: &|epoch, step, steps| {
+            encoding.finish();
+            epochs.update_epoch(epoch, step, steps);
+        },
     };
-    let cached = encoder.as_ref().zip(cache.as_ref()).map(|(e, c)| CachedSentenceVectors::new(c, e.fingerprint()));
-    let vectors = cached.as_ref().map(|v| v as &dyn SentenceVectors);
-    if retrieved.any() {
-        // The retrieved pairs reuse the mix's contexts and responses: their vectors are cached.
-        let pair_vectors = cached.map(PairSentenceVectors);
-        let extra = retrieve_negatives(&train_pairs, &retrieved, pair_vectors.as_ref().map(|v| v as &dyn dialeval_datasets::negatives::PairVectors))?;
-        eprintln!(
-            "train_slm: retrieved {} lexical and {} embedding negatives for {} training pairs",
-            extra.iter().filter(|p| p.kind == PairKind::LexicalNegative).count(),
-            extra.iter().filter(|p| p.kind == PairKind::EmbeddingNegative).count(),
-            train_pairs.len()
-        );
-        train_pairs.extend(extra);
+    let done = training.run(&observer)?;
+    encoding.finish();
+    epochs.finish();
+    for l in &done.logs {
+        println!("{}", serde_json::to_string(l)?);
     }
-    if !args.drop_negatives.is_empty() {
-        let dropped = drop_negatives(&mut train_pairs, &args.drop_negatives);
-        eprintln!("train_slm: {dropped} training negatives of {:?} left out", args.drop_negatives);
-    }
-    dialeval_eval::models::mix::record_data_settings(out, &data_settings)?;
-    // What the model reads: under the complete-graph rule (which its featuriser applies, in
-    // scoring too) a pair with some of its graphs reads none.
-    let read = |pairs: &[TrainingPair]| {
-        let table = dialeval_datasets::amr::GraphPresenceTable::of(pairs);
-        if args.complete_graphs.yes() { (table.partial(), table.complete_only()) } else { (0, table) }
-    };
-    let (partial, train_read) = read(&train_pairs);
-    let (dev_partial, dev_read) = read(&dev_pairs);
-    if args.complete_graphs.yes() {
-        eprintln!("train_slm: {partial} training and {dev_partial} dev pairs with partial graphs read none");
-    }
-    eprintln!("train_slm: graphs read per training pair: {train_read}; per dev pair: {dev_read}");
-    let with_graphs = train_pairs.len() - train_read.get(dialeval_datasets::amr::GraphPresence::None).iter().sum::<usize>();
-    eprintln!("train_slm: {} training pairs ({with_graphs} read graphs), {} dev pairs, {} test pairs", train_pairs.len(), dev_pairs.len(), test_pairs.len());
-    if args.knowledge.yes() {
-        let grounded = train_pairs.iter().filter(|p| p.knowledge.is_some()).count();
-        eprintln!("train_slm: {grounded} of {} training pairs have knowledge", train_pairs.len());
-    }
-    let bar = crate::support::Progress::new("train_slm");
-    let logs = train(&TrainingData { train: &train_pairs, dev: &dev_pairs, vectors }, &config, out, &|e, s, n| bar.update_epoch(e, s, n))?;
-    bar.finish();
-    for l in logs {
-        println!("{}", serde_json::to_string(&l)?);
-    }
-    let scorer = Scorer::load(out, args.device.device()?)?;
-    let mut test = test_metrics(&scorer.score(&test_pairs, vectors)?, &test_pairs);
-    if mode != Mode::TextOnly && test_pairs.iter().any(|p| p.response_amr.is_some()) {
-        test["graphs_withheld"] = test_metrics(&scorer.score_with(&test_pairs, vectors, Graphs::Withhold)?, &test_pairs);
-    }
-    if !graph_test.is_empty() {
-        test["topical_test"] = graph_bands(&scorer, &graph_test, vectors)?;
-    }
-    std::fs::write(out.join("test.json"), serde_json::to_string_pretty(&test)?)?;
-    println!("{}", json!({ "test": test }));
+    println!("{}", serde_json::json!({ "test": done.test }));
     Ok(())
 }

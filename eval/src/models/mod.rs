@@ -7,6 +7,9 @@
 //! - [`recipes`]: the main job's retraining recipes;
 //! - [`mix`]: the training mix of the trainer commands from a `../shared` folder, the held-out
 //!   graph test, a run's data-settings record;
+//! - [`slm_training`], [`ruber_training`], [`fine_tuning`]: the trainer commands' jobs
+//!   (`train-slm`, `train-ruber`, `fine-tune`), each from one typed settings value, and
+//!   [`training`], what they share;
 //! - [`job`]: the main job's families chosen by name, each added or skipped with its reason;
 //! - [`main_job`] (feature `llm` too): the main job in one place, from one typed settings value.
 //!
@@ -14,12 +17,16 @@
 
 pub mod bundle;
 pub mod checkpoint;
+pub mod fine_tuning;
 pub mod inputs;
 pub mod job;
 #[cfg(feature = "llm")]
 pub mod main_job;
 pub mod mix;
 pub mod recipes;
+pub mod ruber_training;
+pub mod slm_training;
+pub mod training;
 pub mod vectors;
 
 pub use bundle::{Built, EncoderSide, ModelBundle, ModelSettings};
