@@ -105,35 +105,27 @@ pub trait AmrParser {
     }
 }
 
-impl<P: AmrParser + ?Sized> AmrParser for &P {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn model(&self) -> Option<&str> {
-        (**self).model()
-    }
-    fn identity(&self) -> String {
-        (**self).identity()
-    }
-    fn parse_batch(&self, sentences: &[&str]) -> Vec<Result<Parsed>> {
-        (**self).parse_batch(sentences)
-    }
+/// A reference or box of a parser is the parser.
+macro_rules! forward_parser {
+    ($($pointer:ty),+) => {$(
+        impl<P: AmrParser + ?Sized> AmrParser for $pointer {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
+            fn model(&self) -> Option<&str> {
+                (**self).model()
+            }
+            fn identity(&self) -> String {
+                (**self).identity()
+            }
+            fn parse_batch(&self, sentences: &[&str]) -> Vec<Result<Parsed>> {
+                (**self).parse_batch(sentences)
+            }
+        }
+    )+};
 }
 
-impl<P: AmrParser + ?Sized> AmrParser for Box<P> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn model(&self) -> Option<&str> {
-        (**self).model()
-    }
-    fn identity(&self) -> String {
-        (**self).identity()
-    }
-    fn parse_batch(&self, sentences: &[&str]) -> Vec<Result<Parsed>> {
-        (**self).parse_batch(sentences)
-    }
-}
+forward_parser!(&P, Box<P>);
 
 /// How a batch went: what a quality report states besides Smatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]

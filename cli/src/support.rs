@@ -91,6 +91,28 @@ impl Progress {
     }
 }
 
+/// Runs a trainer job (`job` given the observer) with its progress shown: its lines prefixed by
+/// `name`, a bar while the encoder fills its cache, then the bar `bar` over training, counted
+/// in `unit`s (epoch, round).
+///
+/// # Errors
+/// The job's.
+pub fn with_training_progress<T>(name: &str, bar: &str, unit: &str, job: impl FnOnce(&dialeval_eval::models::training::TrainingObserver<'_>) -> dialeval_eval::Result<T>) -> dialeval_eval::Result<T> {
+    let (encoding, training) = (Progress::new("embedding"), Progress::new(bar));
+    let observer = dialeval_eval::models::training::TrainingObserver {
+        say: &|line| eprintln!("{name}: {line}"),
+        encoding: &|done, total| encoding.update(done, total),
+        epochs: &|n, step, steps| {
+            encoding.finish();
+            training.update_in(unit, n, step, steps);
+        },
+    };
+    let done = job(&observer);
+    encoding.finish();
+    training.finish();
+    done
+}
+
 /// The DailyDialog pairs of the training mix for a `--dailydialog yes|no` value.
 pub fn dailydialog_flag(value: YesNo) -> Option<dialeval_datasets::pairs::DailyDialogPairConfig> {
     value.yes().then(dialeval_datasets::pairs::DailyDialogPairConfig::default)

@@ -88,41 +88,24 @@ pub trait ChatClient: Send + Sync {
     }
 }
 
-impl<C: ChatClient + ?Sized> ChatClient for &C {
-    fn complete(&self, request: &ChatRequest) -> Result<ChatResponse> {
-        (**self).complete(request)
-    }
-    fn concurrency(&self) -> usize {
-        (**self).concurrency()
-    }
-    fn identity(&self) -> String {
-        (**self).identity()
-    }
+/// A reference, box or `Arc` of a client is the client.
+macro_rules! forward_client {
+    ($($pointer:ty),+) => {$(
+        impl<C: ChatClient + ?Sized> ChatClient for $pointer {
+            fn complete(&self, request: &ChatRequest) -> Result<ChatResponse> {
+                (**self).complete(request)
+            }
+            fn concurrency(&self) -> usize {
+                (**self).concurrency()
+            }
+            fn identity(&self) -> String {
+                (**self).identity()
+            }
+        }
+    )+};
 }
 
-impl<C: ChatClient + ?Sized> ChatClient for Box<C> {
-    fn complete(&self, request: &ChatRequest) -> Result<ChatResponse> {
-        (**self).complete(request)
-    }
-    fn concurrency(&self) -> usize {
-        (**self).concurrency()
-    }
-    fn identity(&self) -> String {
-        (**self).identity()
-    }
-}
-
-impl<C: ChatClient + ?Sized> ChatClient for std::sync::Arc<C> {
-    fn complete(&self, request: &ChatRequest) -> Result<ChatResponse> {
-        (**self).complete(request)
-    }
-    fn concurrency(&self) -> usize {
-        (**self).concurrency()
-    }
-    fn identity(&self) -> String {
-        (**self).identity()
-    }
-}
+forward_client!(&C, Box<C>, std::sync::Arc<C>);
 
 /// Settings of [`OpenAiClient`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

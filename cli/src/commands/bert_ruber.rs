@@ -36,7 +36,6 @@ use dialeval_datasets::mix::MixConfig;
 use dialeval_datasets::negatives::RetrievedNegatives;
 use dialeval_eval::families::BertRuberFamily;
 use dialeval_eval::models::ruber_training::{RuberTraining, RuberTriples};
-use dialeval_eval::models::training::TrainingObserver;
 use dialeval_eval::models::{CheckpointIdentity, Compute, EncoderSide, default_cache_dir};
 use dialeval_eval::write::summary_markdown;
 use dialeval_eval::{Evaluation, Event};
@@ -232,18 +231,7 @@ fn run(command: &Command, args: &Common) -> Result<(), Box<dyn std::error::Error
             };
             let retrieved = RetrievedNegatives { lexical_share: t.lexical_negatives, embedding_share: t.embedding_negatives, seed: t.seed, ..RetrievedNegatives::default() };
             let training = RuberTraining { shared: shared.clone(), out: t.out.clone(), data, config, encoder: args.encoder.clone(), retrieved };
-            let (encoding, epochs) = (Progress::new("embedding"), Progress::new("training"));
-            let observer = TrainingObserver {
-                say: &|line| eprintln!("bert_ruber: {line}"),
-                encoding: &|done, total| encoding.update(done, total),
-                epochs: &|epoch, step, steps| {
-                    encoding.finish();
-                    epochs.update_epoch(epoch, step, steps);
-                },
-            };
-            let done = training.run(&observer)?;
-            encoding.finish();
-            epochs.finish();
+            let done = crate::support::with_training_progress("bert_ruber", "training", "epoch", |observer| training.run(observer))?;
             for l in &done.logs {
                 println!("{}", serde_json::to_string(l)?);
             }

@@ -16,12 +16,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::support::{Progress, YesNo};
+use crate::support::YesNo;
 use dialeval_datasets::CorpusFormat;
 use dialeval_datasets::mix::MixConfig;
 use dialeval_eval::models::Compute;
 use dialeval_eval::models::fine_tuning::{FineTuning, HumanSet};
-use dialeval_eval::models::training::TrainingObserver;
 use dialeval_slm_model::finetune::FineTuneConfig;
 
 #[derive(Debug, clap::Parser)]
@@ -117,10 +116,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             HumanSet { name: "fed".into(), format: CorpusFormat::Fed, path: args.shared.join("data/fed/fed_data.json") },
         ],
     };
-    let bar = Progress::new("fine-tuning");
-    let observer = TrainingObserver { say: &|line| eprintln!("fine-tune: {line}"), encoding: &|_, _| {}, epochs: &|round, step, steps| bar.update_in("round", round, step, steps) };
-    let done = job.run(&observer)?;
-    bar.finish();
+    let done = crate::support::with_training_progress("fine-tune", "fine-tuning", "round", |observer| job.run(observer))?;
     for l in &done.logs {
         println!("{}", serde_json::to_string(l)?);
     }

@@ -29,12 +29,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::support::{Progress, YesNo};
+use crate::support::YesNo;
 use dialeval_datasets::mix::MixConfig;
 use dialeval_datasets::negatives::{NegativeFamily, RetrievedNegatives};
 use dialeval_eval::models::Compute;
 use dialeval_eval::models::slm_training::{SlmData, SlmTraining};
-use dialeval_eval::models::training::TrainingObserver;
 use dialeval_slm_model::config::TrainConfig;
 use dialeval_slm_model::model::{Mode, TextEncoderKind};
 use dialeval_slm_model::texts::KnowledgeUnit;
@@ -230,20 +229,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         drop_negatives: args.drop_negatives.clone(),
         limit: args.limit,
     };
-    // The bars are drawn from their first update: the encoding one (a pretrained or cross text
-    // side), then training's.
-    let (encoding, epochs) = (Progress::new("embedding"), Progress::new("train_slm"));
-    let observer = TrainingObserver {
-        say: &|line| eprintln!("train_slm: {line}"),
-        encoding: &|done, total| encoding.update(done, total),
-        epochs: &|epoch, step, steps| {
-            encoding.finish();
-            epochs.update_epoch(epoch, step, steps);
-        },
-    };
-    let done = training.run(&observer)?;
-    encoding.finish();
-    epochs.finish();
+    let done = crate::support::with_training_progress("train_slm", "train_slm", "epoch", |observer| training.run(observer))?;
     for l in &done.logs {
         println!("{}", serde_json::to_string(l)?);
     }

@@ -336,10 +336,16 @@ impl MainJob {
                 (LOCAL_LLM.to_owned(), model.clone())
             }
         };
-        let client = OpenAiClient::new(OpenAiConfig { base_url: base_url.clone(), timeout: Duration::from_secs(300), ..OpenAiConfig::default() })?;
-        let client = CachedClient::new(client, self.out.join("cache/llm"))?;
+        let client = self.llm_client(&base_url, "llm")?;
         let judge = JudgeConfig { model, ..JudgeConfig::default() };
         Ok(Built::Ready(LlmFamily::new(client, LlmJudging { endpoint: base_url, templates: Templates::builtin()?, judge, variant: Variant::NoSlm, scoring: Scoring::Parse })))
+    }
+
+    /// A client of the OpenAI-compatible endpoint at `base_url` (five minutes per request), its
+    /// answers cached in `out/cache/<cache>`.
+    fn llm_client(&self, base_url: &str, cache: &str) -> Result<CachedClient<OpenAiClient>> {
+        let http = OpenAiClient::new(OpenAiConfig { base_url: base_url.to_owned(), timeout: Duration::from_secs(300), ..OpenAiConfig::default() })?;
+        Ok(CachedClient::new(http, self.out.join("cache").join(cache))?)
     }
 
     /// The parser's graphs for the utterances no AMR file covers: its file
@@ -356,8 +362,7 @@ impl MainJob {
                     LlmChoice::LocalIfReachable { model, .. } => (LOCAL_LLM.to_owned(), model.clone()),
                     LlmChoice::None(_) => (LOCAL_LLM.to_owned(), JudgeConfig::default().model),
                 };
-                let http = OpenAiClient::new(OpenAiConfig { base_url, timeout: Duration::from_secs(300), ..OpenAiConfig::default() })?;
-                let client = CachedClient::new(http, self.out.join("cache/amr-llm"))?;
+                let client = self.llm_client(&base_url, "amr-llm")?;
                 Box::new(LlmAmrParser::new(client, LlmParserConfig { model, ..LlmParserConfig::default() }).map_err(parse_error)?)
             }
         };
