@@ -80,6 +80,12 @@ fn run(job: &MainJob, report: bool) -> dialeval_eval::Result<Done> {
     }
 }
 
+/// The corpus format of a Python keyword (`jsonl`, `usr`, `fed`, `fed-dialogue`, `grade`), named
+/// as the command's `--corpus`.
+fn corpus_format(format: &str) -> PyResult<CorpusFormat> {
+    format.parse::<CorpusFormat>().map_err(|e| InputError::new_err(format!("format {e}")))
+}
+
 /// The shard `(k, n)` of a Python keyword, checked as the command's `--shard k/n` is.
 fn shard_of(shard: Option<(i64, i64)>) -> PyResult<Option<Shard>> {
     shard.map(|(k, n)| format!("{k}/{n}").parse::<Shard>().map_err(eval_error)).transpose()
@@ -175,7 +181,7 @@ fn to_python<'py>(py: Python<'py>, report: &Report, notes: &[String]) -> PyResul
 /// Runs the main job over the JSONL corpus at `path` into `out` and returns its scores,
 /// correlations, skipped families and notes (see `dialeval.evaluate`).
 #[pyfunction]
-#[pyo3(signature = (path, out, *, skip = Vec::new(), amr = Vec::new(), encoder = None, models = None, slm = None, ruber = None, fine_tuned = None, references = "max", bootstrap = 1000, chunk = 10_000, device = "cpu", llm_base_url = None, llm_model = "smollm2-135m", shard = None, report = true))]
+#[pyo3(signature = (path, out, *, skip = Vec::new(), amr = Vec::new(), encoder = None, models = None, slm = None, ruber = None, fine_tuned = None, references = "max", bootstrap = 1000, chunk = 10_000, device = "cpu", llm_base_url = None, llm_model = "smollm2-135m", shard = None, report = true, format = "jsonl"))]
 #[allow(clippy::too_many_arguments)] // the Python keywords, gathered into a `MainJob` at once
 pub fn evaluate<'py>(
     py: Python<'py>,
@@ -196,6 +202,7 @@ pub fn evaluate<'py>(
     llm_model: &str,
     shard: Option<(i64, i64)>,
     report: bool,
+    format: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     if !report && shard.is_none() {
         return Err(InputError::new_err("report=False keeps only a shard's scores for the merge: give shard=(k, n)"));
@@ -210,7 +217,7 @@ pub fn evaluate<'py>(
         other => return Err(InputError::new_err(format!("references={other:?}: \"max\" or \"mean\""))),
     };
     let compute: Compute = device.parse().map_err(|e: dialeval_slm_model::Error| InputError::new_err(e.to_string()))?;
-    let corpus = CorpusInput { format: CorpusFormat::Jsonl, path, subset: None };
+    let corpus = CorpusInput { format: corpus_format(format)?, path, subset: None };
     let job = MainJob {
         amr,
         skip,
@@ -247,11 +254,12 @@ pub fn evaluate<'py>(
 /// shards (each scored by `evaluate(..., shard=(k, n))`), as `dialeval evaluate merge` does:
 /// byte for byte the files of one run, but the seconds (see `dialeval.merge`).
 #[pyfunction]
-#[pyo3(signature = (path, out, shards, *, amr = Vec::new(), bootstrap = 1000, chunk = 10_000))]
-pub fn merge<'py>(py: Python<'py>, path: PathBuf, out: PathBuf, shards: Vec<PathBuf>, amr: Vec<PathBuf>, bootstrap: i64, chunk: i64) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (path, out, shards, *, amr = Vec::new(), bootstrap = 1000, chunk = 10_000, format = "jsonl"))]
+#[allow(clippy::too_many_arguments)] // the Python keywords, gathered into a `MainJob` at once
+pub fn merge<'py>(py: Python<'py>, path: PathBuf, out: PathBuf, shards: Vec<PathBuf>, amr: Vec<PathBuf>, bootstrap: i64, chunk: i64, format: &str) -> PyResult<Bound<'py, PyDict>> {
     let count = |name, value| dialeval_eval::settings::count(name, value).map_err(eval_error);
     let run = RunSettings { chunk: count("chunk", chunk)?, bootstrap: count("bootstrap", bootstrap)?, ..RunSettings::default() };
-    let job = MainJob { amr, run, ..MainJob::new(CorpusInput { format: CorpusFormat::Jsonl, path, subset: None }, out) };
+    let job = MainJob { amr, run, ..MainJob::new(CorpusInput { format: corpus_format(format)?, path, subset: None }, out) };
     let (report, notes) = interruptible(py, || job.merge(&shards, &MainJobObserver::SILENT).map(|done| (done.report, done.notes)))?;
     to_python(py, &report, &notes)
 }

@@ -129,6 +129,20 @@ def test_the_ray_path_gives_the_one_machine_report(cluster, tmp_path):
     assert again.scores == report.scores
 
 
+def test_the_bundled_corpus_on_ray_is_the_one_machine_report(cluster, tmp_path):
+    """The main job's default corpus (USR-PersonaChat, a USR file, with its silver AMR) in
+    shards on the cluster: the report of one process, every family but the LLM judge."""
+    usr = ROOT / "data/usr-personachat/pc_usr_data.json"
+    settings = dict(settings_of(), format="usr", amr=[str(ROOT / "data/silver-amr/usr-personachat.silver.amr.txt")])
+    one = one_process(usr, tmp_path / "one", **settings)
+    report = dialeval.ray.evaluate(usr, shards=3, out=tmp_path / "ray", address=cluster["address"], work_dir=str(tmp_path / "work"), progress=False, **settings)
+    assert len(report.scores) == 300 and report.scores == one.scores
+    assert {"SLM", "BERT-RUBER-unref", "Smatch"} <= set(report.scores[0]["metrics"])
+    same_report(tmp_path / "one", tmp_path / "ray")
+    with pytest.raises(dialeval.InputError, match="item dicts are JSONL"):
+        dialeval.ray.evaluate(ddpp_items(3), shards=2, out=tmp_path / "dicts", address=cluster["address"], format="usr")
+
+
 def ray_run_during(fault, cluster, tmp_path, items, settings):
     """``dialeval.ray.evaluate`` of ``items`` while ``fault(stop)`` runs on a thread (until it
     returns or ``stop`` is set)."""

@@ -84,11 +84,12 @@ def evaluate(
     llm_model: str = "smollm2-135m",
     shard: Optional[tuple[int, int]] = None,
     report: bool = True,
+    format: str = "jsonl",
 ) -> dict[str, Any]:
     """The main job over the JSONL corpus at ``path`` into ``out`` (only shard ``(k, n)`` of it
     when given, leaving ``shard.json`` for ``merge``; with ``report=False`` nothing else): ``scores``, ``correlations``, ``skipped``
     and ``notes`` (``dialeval.evaluate`` wraps it)."""
 
-def merge(path: str, out: str, shards: Sequence[str], *, amr: Sequence[str] = (), bootstrap: int = 1000, chunk: int = 10000) -> dict[str, Any]:
+def merge(path: str, out: str, shards: Sequence[str], *, amr: Sequence[str] = (), bootstrap: int = 1000, chunk: int = 10000, format: str = "jsonl") -> dict[str, Any]:
     """The report of the whole JSONL corpus at ``path`` into ``out`` from its shards' folders
     (``dialeval.merge`` wraps it)."""

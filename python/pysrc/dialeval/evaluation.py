@@ -78,6 +78,7 @@ def evaluate(
     llm_model: str = "smollm2-135m",
     shard: Optional[tuple] = None,
     report: bool = True,
+    format: str = "jsonl",
 ) -> Report:
     """Scores every item with every metric family and correlates each metric with the ratings.
 
@@ -103,6 +104,10 @@ def evaluate(
     the caches: no analysis, no report files; the ``Report`` returned then has the shard's
     scores, no ratings and no correlations, which ``merge`` computes for the whole corpus).
 
+    ``format``: the file's corpus format, as ``dialeval evaluate --corpus`` names it (``jsonl``,
+    ``usr`` for USR's ``pc_usr_data.json``, ``fed``, ``fed-dialogue``, ``grade`` for GRADE's
+    ``evaluation/`` folder); item dicts are always JSONL.
+
     Raises ``InputError`` for a bad item (named by its index, or by its line in a file, and the
     field), setting or family name, ``ResourceError`` for a file or folder that cannot be read or
     written (``out`` an existing file, or in use by another call: one run per folder, as the
@@ -116,6 +121,8 @@ def evaluate(
     if unknown:
         raise InputError(f"unknown families in skip: {unknown}; the families are {', '.join(FAMILIES)}")
     _check_counts(bootstrap=bootstrap, chunk=chunk)
+    if not isinstance(format, str):
+        raise InputError(f"format = {format!r}: expected a str (jsonl, usr, fed, fed-dialogue, grade)")
     if not isinstance(report, bool):
         raise InputError(f"report = {report!r}: expected True or False")
     if shard is not None and (not isinstance(shard, tuple) or len(shard) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in shard)):
@@ -137,8 +144,9 @@ def evaluate(
         llm_model=llm_model,
         shard=shard,
         report=report,
+        format=format,
     )
-    done = _with_items(items_or_path, lambda path: _dialeval.evaluate(str(path), str(out_dir), **keywords))
+    done = _with_items(items_or_path, lambda path: _dialeval.evaluate(str(path), str(out_dir), **keywords), format)
     return Report(scores=done["scores"], correlations=done["correlations"], skipped=done["skipped"], notes=done["notes"], out=out_dir)
 
 
@@ -150,20 +158,21 @@ def merge(
     amr: Sequence[Union[str, os.PathLike]] = (),
     bootstrap: int = 1000,
     chunk: int = 10_000,
+    format: str = "jsonl",
 ) -> Report:
     """The report of the whole corpus from the ``out`` folders of its shards (every shard 1..n
     of one split, each scored by ``evaluate(..., shard=(k, n))`` with the same settings), as
     ``dialeval evaluate merge`` builds it: the files in ``out`` are byte for byte those of one
     ``evaluate`` over all the items, ``report.md`` too but for its seconds.
 
-    ``items_or_path`` and ``amr`` must be the shards' (the merge checks the corpus's digest);
+    ``items_or_path``, ``format`` and ``amr`` must be the shards' (the merge checks the corpus's digest);
     ``bootstrap`` and ``chunk`` as for ``evaluate``. Raises as ``evaluate`` does; a shard that is
     missing, of another corpus or of other settings is an ``InputError``.
     """
     _check_counts(bootstrap=bootstrap, chunk=chunk)
     out_dir = _out_folder(out)
     folders = [str(Path(os.fsdecode(s))) for s in shards]
-    done = _with_items(items_or_path, lambda path: _dialeval.merge(str(path), str(out_dir), folders, amr=[str(a) for a in amr], bootstrap=bootstrap, chunk=chunk))
+    done = _with_items(items_or_path, lambda path: _dialeval.merge(str(path), str(out_dir), folders, amr=[str(a) for a in amr], bootstrap=bootstrap, chunk=chunk, format=format), format)
     return Report(scores=done["scores"], correlations=done["correlations"], skipped=done["skipped"], notes=done["notes"], out=out_dir)
 
 
@@ -189,7 +198,7 @@ def _out_folder(out: Union[str, os.PathLike, None]) -> Path:
     return out_dir
 
 
-def _with_items(items_or_path: Any, call: Any) -> Any:
+def _with_items(items_or_path: Any, call: Any, format: str = "jsonl") -> Any:
     """``call(path)`` with the items' JSONL path: the path given, or item dicts staged in a
     private temporary folder (never in ``out``, which may hold a file of the user's under that
     name) and removed afterwards, errors naming the item rather than the staged file's line."""
@@ -197,6 +206,8 @@ def _with_items(items_or_path: Any, call: Any) -> Any:
         return call(Path(os.fsdecode(items_or_path)))
     if isinstance(items_or_path, Mapping):
         raise InputError("items_or_path: expected a path or an iterable of item dicts, found a single dict (wrap it in a list)")
+    if format != "jsonl":
+        raise InputError(f"format={format!r} reads a file: item dicts are JSONL (give the file's path, or format='jsonl')")
     staged = Path(tempfile.mkdtemp(prefix="dialeval-items-"))
     path = staged / "items.jsonl"
     try:

@@ -44,7 +44,7 @@ __all__ = ["evaluate"]
 
 # The keywords of dialeval.evaluate a shard is scored with (``out`` and ``shard`` are the
 # shard's own).
-_SETTINGS = ("skip", "amr", "encoder", "models", "slm", "ruber", "fine_tuned", "references", "bootstrap", "chunk", "device", "llm_base_url", "llm_model")
+_SETTINGS = ("skip", "amr", "encoder", "models", "slm", "ruber", "fine_tuned", "references", "bootstrap", "chunk", "device", "llm_base_url", "llm_model", "format")
 
 
 def evaluate(
@@ -62,7 +62,8 @@ def evaluate(
 ) -> Report:
     """Runs ``dialeval.evaluate`` over ``shards`` Ray tasks and merges them into ``out``.
 
-    ``items_or_path``: a JSONL path or item dicts, as for ``dialeval.evaluate``. ``address``:
+    ``items_or_path``: a JSONL path or item dicts, as for ``dialeval.evaluate``, or a USR or
+    FED file with ``format=`` (``"usr"``, ``"fed"``, ``"fed-dialogue"``). ``address``:
     the cluster to join (``"auto"``, ``"host:port"``; ``None`` starts or joins a local one, as
     ``ray.init`` does). ``num_cpus`` / ``num_gpus``: what each shard task asks of its node
     (with ``device="wgpu"`` in ``settings``, give ``num_gpus=1``); the task's Rust thread pool
@@ -86,9 +87,14 @@ def evaluate(
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     settings = {k: ([str(x) for x in v] if k in ("skip", "amr") else (str(v) if isinstance(v, os.PathLike) else v)) for k, v in settings.items()}
+    corpus_format = settings.get("format", "jsonl")
+    if corpus_format == "grade":
+        raise InputError("format='grade' is a folder: dialeval.ray takes one corpus file (JSONL, USR, FED)")
     with tempfile.TemporaryDirectory(prefix="dialeval-ray-") as staging:
         if isinstance(items_or_path, (str, os.PathLike, bytes)):
             path = Path(os.fsdecode(items_or_path))
+        elif corpus_format != "jsonl":
+            raise InputError(f"format={corpus_format!r} reads a file: item dicts are JSONL (give the file's path, or format='jsonl')")
         else:
             path = Path(staging) / "items.jsonl"
             write_items(items_or_path, path)
@@ -125,7 +131,7 @@ def evaluate(
             done += 1
             _say(progress, f"dialeval.ray: shard {k}/{shards} done ({done} of {shards})")
         amr = settings.get("amr", ())
-        return merge(path, shard_dirs, out=out_dir, amr=amr, bootstrap=settings.get("bootstrap", 1000), chunk=settings.get("chunk", 10_000))
+        return merge(path, shard_dirs, out=out_dir, amr=amr, bootstrap=settings.get("bootstrap", 1000), chunk=settings.get("chunk", 10_000), format=corpus_format)
 
 
 def _score_shard(blob: bytes, k: int, n: int, settings: dict, work_dir: Optional[str], key: str) -> bytes:
@@ -135,9 +141,11 @@ def _score_shard(blob: bytes, k: int, n: int, settings: dict, work_dir: Optional
 
     folder = Path(work_dir or tempfile.gettempdir()) / "dialeval-ray" / key / f"{k}-of-{n}"
     folder.mkdir(parents=True, exist_ok=True)
-    items = folder / "items.jsonl"
+    # The corpus as the driver read it (JSONL, or a USR or FED file: the loaders go by the
+    # format setting, not the name).
+    items = folder / "corpus"
     if not items.is_file():
-        partial = folder / f"items.jsonl.{os.getpid()}"
+        partial = folder / f"corpus.{os.getpid()}"
         partial.write_bytes(blob)
         partial.replace(items)
     # Only shard.json: the merge analyses the whole corpus once.
