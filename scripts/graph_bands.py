@@ -9,8 +9,8 @@ through the Python package (dialeval.evaluate), so the wheel must be installed.
 Reads data/usr-personachat (the bundled ratings) and data/silver-amr/usr-personachat.silver.amr.txt;
 the encoder is the one the checkpoint was trained on (all-MiniLM-L6-v2 by default, or --encoder DIR).
 """
+import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 
@@ -18,15 +18,11 @@ import dialeval
 from dialeval import amr, stats
 
 root = Path(__file__).resolve().parent.parent
-args = sys.argv[1:]
-encoder = None
-if "--encoder" in args:
-    i = args.index("--encoder")
-    encoder = args[i + 1]
-    del args[i : i + 2]
-checkpoints = args
-if not checkpoints:
-    sys.exit(__doc__)
+parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("checkpoints", nargs="+")
+parser.add_argument("--encoder")
+options = parser.parse_args()
+checkpoints, encoder = options.checkpoints, options.encoder
 
 CRITERIA = {"Natural": "naturalness", "Maintains Context": "coherence", "Engaging": "engagingness", "Uses Knowledge": "groundedness", "Overall": "overall", "Understandable": "understandable"}
 

@@ -11,6 +11,7 @@ on MPNet); every run given must then be trained on it.
 
 A run directory named `<name>-s<seed>` is grouped with the other seeds of `<name>`.
 """
+import argparse
 import json
 import re
 import statistics
@@ -20,24 +21,15 @@ from collections import defaultdict
 from pathlib import Path
 
 root = Path(__file__).resolve().parent.parent
-target = Path(sys.argv[1])
-args = sys.argv[2:]
-encoder = None
-if "--encoder" in args:
-    i = args.index("--encoder")
-    encoder = args[i + 1]
-    del args[i : i + 2]
-
-def runs_after(flag):
-    """The run folders after `flag` up to the next flag."""
-    if flag not in args:
-        return []
-    rest = args[args.index(flag) + 1:]
-    return rest[: next((i for i, a in enumerate(rest) if a.startswith("--")), len(rest))]
-
-
-slm_runs = args[: next((i for i, a in enumerate(args) if a.startswith("--")), len(args))]
-ruber_runs, fine_tuned_runs = runs_after("--ruber"), runs_after("--fine-tuned")
+parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("target", type=Path)
+parser.add_argument("runs", nargs="*")
+parser.add_argument("--ruber", nargs="*", default=[])
+parser.add_argument("--fine-tuned", nargs="*", default=[])
+parser.add_argument("--encoder")
+options = parser.parse_args()
+target, encoder = options.target, options.encoder
+slm_runs, ruber_runs, fine_tuned_runs = options.runs, options.ruber, options.fine_tuned
 FAMILIES = {"slm": ("--slm", "SLM"), "ruber": ("--ruber", "BERT-RUBER-unref"), "fine_tuned": ("--fine-tuned", "Fine-tuned")}
 evaluate = target / "release/examples/evaluate"
 fed = root.parent / "shared/data/fed/fed_data.json"
