@@ -177,6 +177,9 @@ pub fn main<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    if args.graph_test.yes() && args.data != Data::Mix {
+        return Err("--graph-test yes holds out Topical-Chat conversations of the mix: it needs --data mix --topical yes".into());
+    }
     let data = match args.data {
         Data::Mix => {
             let topical = crate::support::topical_flag(args.topical).map(|c| dialeval_datasets::pairs::TopicalPairConfig { history: args.context_turns, ..c });
@@ -187,6 +190,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 config.ddpp_length_tolerance = None;
                 config.positives_sampling = dialeval_datasets::pairs::NegativeSampling::Uniform;
                 config.topical = config.topical.map(|t| dialeval_datasets::pairs::TopicalPairConfig { length_matched_share: 0.0, ..t });
+                config.dailydialog = config.dailydialog.map(|d| dialeval_datasets::pairs::DailyDialogPairConfig { length_matched_share: 0.0, ..d });
             }
             SlmData::Mix { config, graph_test: args.graph_test.yes() }
         }
