@@ -22,6 +22,15 @@ dialeval = Path(sys.argv[1]) / "dialeval"  # the command (crate dialeval-cli), b
 minilm = Path(os.environ.get("DIALEVAL_MINILM", Path.home() / ".cache/dialeval/models/all-MiniLM-L6-v2"))
 shared = Path(sys.argv[2]) if len(sys.argv) > 2 else root.parent / "shared"
 GRAPH_FIELDS = {"id", "snt", "top", "triples_sorted", "encoded_graph_only"}
+_since = time.monotonic()
+
+
+def say(line):
+    """Prints a check's line with the seconds it took (since the previous line)."""
+    global _since
+    now = time.monotonic()
+    print(f"[{now - _since:5.1f} s] {line}", flush=True)
+    _since = now
 
 
 def run(*args):
@@ -42,7 +51,7 @@ for f in files:
         if keys != GRAPH_FIELDS and keys != {"error", "line"}:
             sys.exit(f"FAILED: {f}: unexpected fields {sorted(keys)}")
     graphs = sum("error" not in r for r in rows)
-    print(f"penman  {f.name}: {graphs} graphs, {len(rows) - graphs} reported errors")
+    say(f"penman  {f.name}: {graphs} graphs, {len(rows) - graphs} reported errors")
     checked += 1
 
 pairs = [(root / "data/amr/little-prince-v1.6-first40.amr.txt", root / "data/amr/little-prince-v3.0-first40.amr.txt")]
@@ -55,7 +64,7 @@ for test, gold in pairs:
     per_pair = rows[:-1]
     if any(set(r) != {"index", "match", "test_triples", "gold_triples", "precision", "recall", "f1"} for r in per_pair):
         sys.exit(f"FAILED: smatch {test.name}: malformed pair rows")
-    print(f"smatch  {test.name} vs {gold.name}: {len(per_pair)} pairs, corpus F1 {corpus['f1']:.6f}")
+    say(f"smatch  {test.name} vs {gold.name}: {len(per_pair)} pairs, corpus F1 {corpus['f1']:.6f}")
     if test.name == "amr-bank-struct-v1.6.txt" and abs(corpus["f1"] - 0.9627710817580442) > 1e-12:
         sys.exit(f"FAILED: corpus F1 {corpus['f1']} differs from smatch 1.0.4's 0.9627710817580442")
 # text_metrics and correlate on the golden USR-PersonaChat pairs
@@ -75,7 +84,7 @@ if golden_pairs.is_file():
     corpus = json.loads((shared / "golden/usr_personachat_corpus_bleu.json").read_text())["all"]["score"]
     if abs(got[-1]["corpus_bleu"]["score"] - corpus) > 1e-9:
         sys.exit("FAILED: text_metrics corpus BLEU")
-    print(f"text_metrics: {len(want)} pairs and corpus BLEU match the golden values")
+    say(f"text_metrics: {len(want)} pairs and corpus BLEU match the golden values")
     corr = json.loads((shared / "golden/usr_personachat_correlations.json").read_text())
     entry = next(r for r in corr["results"] if r["metric"] == "meteor" and r["criterion"] == "Overall")
     out = run(examples / "correlate", golden_pairs, "--x", "meteor", "--y", "human.Overall")[0]
@@ -85,7 +94,7 @@ if golden_pairs.is_file():
         lo, hi = out[ours]["ci"]
         if not lo < out[ours]["statistic"] < hi:
             sys.exit(f"FAILED: correlate {ours} interval does not contain the estimate")
-    print("correlate: METEOR x Overall matches scipy")
+    say("correlate: METEOR x Overall matches scipy")
 # amr_parse with an external parser (a script playing one) against gold graphs: provenance
 # written, every graph valid, Smatch reported
 with tempfile.TemporaryDirectory() as tmp:
@@ -100,7 +109,7 @@ with tempfile.TemporaryDirectory() as tmp:
         sys.exit(f"FAILED: amr_parse report {report}")
     if out_file.read_text().count("# ::parser command") != 8:
         sys.exit("FAILED: amr_parse provenance")
-print("amr_parse: command parser over the line protocol, 8 graphs with provenance and Smatch against gold")
+say("amr_parse: command parser over the line protocol, 8 graphs with provenance and Smatch against gold")
 # dataset_stats on every corpus kind
 stats_runs = [("grade", root / "datasets/tests/fixtures/grade/evaluation", "items", 7),
               ("jsonl", root / "datasets/tests/fixtures/user.jsonl", "items", 2)]
@@ -114,7 +123,7 @@ for kind, path, key, want in stats_runs:
     out = json.loads(subprocess.run([str(examples / "dataset_stats"), kind, str(path)], capture_output=True, text=True, check=True).stdout)
     if out[key] != want:
         sys.exit(f"FAILED: dataset_stats {kind}: {key} = {out[key]}, expected {want}")
-print(f"dataset_stats: {len(stats_runs)} corpora counted as expected")
+say(f"dataset_stats: {len(stats_runs)} corpora counted as expected")
 # train_slm (a small Diplomacy run with gold AMR) and score_slm on the JSONL fixture
 if (shared / "data/amr-diplomacy").is_dir():
     with tempfile.TemporaryDirectory() as tmp:
@@ -126,7 +135,7 @@ if (shared / "data/amr-diplomacy").is_dir():
         scores = run(examples / "score_slm", tmp, root / "datasets/tests/fixtures/user.jsonl")
         if len(scores) != 2 or not all(0.0 <= s["score"] <= 1.0 for s in scores):
             sys.exit(f"FAILED: score_slm {scores}")
-    print("train_slm / score_slm: trained one epoch and scored the fixture")
+    say("train_slm / score_slm: trained one epoch and scored the fixture")
 # bert_ruber train (the library's RuberTraining) at toy size on DailyDialog++'s positives with
 # MiniLM: one epoch, its log, its data record and a loadable model
 if (shared / "data/dailydialog-plusplus").is_dir() and (minilm / "model.safetensors").is_file():
@@ -136,19 +145,22 @@ if (shared / "data/dailydialog-plusplus").is_dir() and (minilm / "model.safetens
             sys.exit(f"FAILED: bert_ruber train log {logs}")
         if json.loads((Path(tmp) / "data.json").read_text())["data"] != "positives" or not (Path(tmp) / "best").exists():
             sys.exit("FAILED: bert_ruber train left no data record or best model")
-    print("bert_ruber train: one epoch on 60 contexts, its data record and best model")
-# gpu_bench at toy size on flex and on wgpu (lavapipe in CI): every figure measured on both
+    say("bert_ruber train: one epoch on 60 contexts, its data record and best model")
+# gpu_bench at toy size on flex. Its wgpu run is not repeated here: on lavapipe it takes two
+# minutes (every kernel shape compiled on the CPU), and the same entry points (MiniLM, an SLM
+# trained and scored, BERT-RUBER trained and scored) run on wgpu against flex in
+# slm-model/tests/wgpu.rs and wgpu_train.rs.
 with tempfile.TemporaryDirectory() as tmp:
     bench = Path(tmp) / "bench.json"
-    out = subprocess.run([str(examples / "gpu_bench"), "--devices", "cpu,wgpu", "--sentences", "16", "--pairs", "32",
+    out = subprocess.run([str(examples / "gpu_bench"), "--devices", "cpu", "--sentences", "16", "--pairs", "32",
                           "--repeats", "1", "--data", str(root / "data"), "--out", str(bench)], capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"FAILED: gpu_bench exited {out.returncode}: {out.stderr[-2000:]}")
     rows = json.loads(bench.read_text())
     keys = ("minilm_sentences_per_s", "slm_train_step_ms", "slm_scored_pairs_per_s", "ruber_epoch_s")
-    if [r["device"] for r in rows] != ["cpu", "wgpu"] or not all(r[k] > 0 for r in rows for k in keys) or "| wgpu |" not in out.stdout:
+    if [r["device"] for r in rows] != ["cpu"] or not all(r[k] > 0 for r in rows for k in keys) or "| cpu |" not in out.stdout:
         sys.exit(f"FAILED: gpu_bench {rows} {out.stdout}")
-print("gpu_bench: MiniLM, SLM step and scoring, BERT-RUBER epoch timed on flex and wgpu")
+say("gpu_bench: MiniLM, SLM step and scoring, BERT-RUBER epoch timed on flex")
 # train_slm on the training mix at toy size: the pretrained text side with the knowledge channel
 # reading the nearest knowledge sentence (Topical-Chat in the mix) and the cross-encoded text
 # side, tested with graphs withheld; each model then scores the JSONL fixture (one item with
@@ -168,7 +180,7 @@ if (shared / "data/topical-chat").is_dir():
             scores = run(examples / "score_slm", tmp, root / "datasets/tests/fixtures/user.jsonl")
             if len(scores) != 2 or not all(0.0 <= s["score"] <= 1.0 for s in scores):
                 sys.exit(f"FAILED: score_slm ({text_encoder}) {scores}")
-    print("train_slm --data mix: pretrained (knowledge, nearest sentence) and cross-encoded text sides, tested with and without graphs; score_slm on both")
+    say("train_slm --data mix: pretrained (knowledge, nearest sentence) and cross-encoded text sides, tested with and without graphs; score_slm on both")
 # amr_experiment (issue 9's grid) at toy size: gated and text-only on 30 silver-AMR contexts
 if (shared / "data/silver-amr").is_dir():
     with tempfile.TemporaryDirectory() as tmp:
@@ -186,7 +198,7 @@ if (shared / "data/silver-amr").is_dir():
             sys.exit(f"FAILED: amr_experiment USR correlations {sorted(cells)}")
         if "graphs for 4500 of 4500" not in out.stderr:
             sys.exit(f"FAILED: amr_experiment coverage line missing: {out.stderr[-2000:]}")
-    print("amr_experiment: gated and text-only trained on silver AMR, USR correlations with intervals")
+    say("amr_experiment: gated and text-only trained on silver AMR, USR correlations with intervals")
 # evaluate (the main job) on the bundled default, killed once and restarted: finished metric
 # families must come from the cache, and the report must be complete
 with tempfile.TemporaryDirectory() as tmp:
@@ -247,7 +259,7 @@ with tempfile.TemporaryDirectory() as tmp:
         sys.exit(f"FAILED: dialeval evaluate's table differs from the example's:\n{cli.stdout}\n{second.stdout}\n{cli.stderr[-2000:]}")
     if (Path(tmp) / "cli/scores.jsonl").read_text() != (Path(tmp) / "scores.jsonl").read_text():
         sys.exit("FAILED: dialeval evaluate's scores.jsonl differs from the example's")
-print("evaluate: killed and restarted from its caches; dialeval evaluate prints the same table")
+say("evaluate: killed and restarted from its caches; dialeval evaluate prints the same table")
 # evaluate in 3 shards and merged: byte for byte the files of a single run (every family but the
 # LLM judge, on all-MiniLM-L6-v2 one flag away: the learned families and their shipped MiniLM
 # checkpoints included)
@@ -278,7 +290,7 @@ with tempfile.TemporaryDirectory() as tmp:
     bad = subprocess.run([str(examples / "evaluate"), "merge", f"{tmp}/part1", "--skip", "slm", "--out", f"{tmp}/bad"], cwd=root, capture_output=True, text=True)
     if bad.returncode == 0 or "evaluate merge does not use --skip" not in bad.stderr:
         sys.exit(f"FAILED: evaluate merge accepted --skip: {bad.stderr}")
-print("evaluate --shard k/3 + evaluate merge: scores, correlations and report.md (but its seconds) byte for byte those of a single run")
+say("evaluate --shard k/3 + evaluate merge: scores, correlations and report.md (but its seconds) byte for byte those of a single run")
 # The Slurm scripts (scripts/slurm/), run as Slurm would run them (an array of 3 tasks, then the
 # merge) on 60 DailyDialog++ items: the merged files are those of a single run.
 with tempfile.TemporaryDirectory() as tmp:
@@ -306,7 +318,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for f in ("scores.jsonl", "scores.csv", "correlations.md", "correlations.json"):
         if (Path(tmp) / "whole" / f).read_bytes() != (Path(tmp) / "slurm/merged" / f).read_bytes():
             sys.exit(f"FAILED: scripts/slurm: {f} differs from the single run's")
-print("scripts/slurm: an array of 3 shard tasks (--scores-only: shard.json, no report) and the merge give the single run's files")
+say("scripts/slurm: an array of 3 shard tasks (--scores-only: shard.json, no report) and the merge give the single run's files")
 # evaluate on hostile input (issue 41): a 5,000-level response graph given inline, an AMR file
 # with a 10,000-level graph, an empty graph and a sentence without its graph, a blank response, an
 # empty context, overflowing ratings and a 1.5 MB response, with every family but the LLM judge
@@ -373,7 +385,7 @@ with tempfile.TemporaryDirectory() as tmp:
         sys.exit(f"FAILED: two runs into one --out: first exited {first_rc} ({first_err[-500:]}), second {second.returncode} ({second.stderr[-500:]})")
     if (shared_out / ".dialeval.lock").exists():
         sys.exit("FAILED: a finished run left its lock file")
-print("evaluate on hostile input: deep graphs, bad blocks, a blank response, an empty context, huge ratings and a 1.5 MB text: named, cached cleanly, one run per folder")
+say("evaluate on hostile input: deep graphs, bad blocks, a blank response, an empty context, huge ratings and a 1.5 MB text: named, cached cleanly, one run per folder")
 # evaluate --encoder all-MiniLM-L6-v2, one flag away from the default: every family that encodes
 # on MiniLM, its shipped checkpoints chosen (models/bert-ruber, models/slm), agreeing with
 # people; and the MPNet checkpoints given by name are refused before anything is encoded
@@ -397,7 +409,7 @@ with tempfile.TemporaryDirectory() as tmp:
         if not re.search(rf"evaluate: {family}: skipped \(.*trained on the vectors of encoder \w+ \(768 dims\).*384 dims", refused.stderr):
             sys.exit(f"FAILED: evaluate --encoder minilm did not refuse the {family} checkpoint: {refused.stderr[-2000:]}")
 summary = ", ".join(f"{m} {overall[m]['statistic']:.3f}" for m in ("BERTScore-F1", "BERT-RUBER-unref", "SLM"))
-print(f"evaluate --encoder all-MiniLM-L6-v2: the shipped MiniLM checkpoints, Spearman with Overall {summary}; MPNet checkpoints refused by name")
+say(f"evaluate --encoder all-MiniLM-L6-v2: the shipped MiniLM checkpoints, Spearman with Overall {summary}; MPNet checkpoints refused by name")
 # evaluate on a user's JSONL corpus with graphs from an external parser (a script playing one)
 with tempfile.TemporaryDirectory() as tmp:
     fake = root / "amr-parse/tests/fixtures/fake_parser.py"
@@ -409,7 +421,7 @@ with tempfile.TemporaryDirectory() as tmp:
     again = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
     if "sentences: 0" not in again.stderr or "smatch: cached" not in again.stderr:
         sys.exit(f"FAILED: evaluate --amr-parser did not reuse its graphs: {again.stderr}")
-print("evaluate --amr-parser command: every utterance parsed once, graphs reused on the next run")
+say("evaluate --amr-parser command: every utterance parsed once, graphs reused on the next run")
 # evaluate on GRADE's release layout: IDs run on across cells, each item on its cell's line
 with tempfile.TemporaryDirectory() as tmp:
     cmd = [str(examples / "evaluate"), "--corpus", "grade", "--input", str(root / "datasets/tests/fixtures/grade/evaluation"), "--subset", "convai2",
@@ -423,17 +435,20 @@ with tempfile.TemporaryDirectory() as tmp:
             ("grade-convai2-toy_model-0", "Where do you hike ?", 46 / 11), ("grade-convai2-toy_model-1", "Rex is a nice name .", 4.0)]
     if len(got) != len(want) or any(g[:2] != w[:2] or g[2] is None or abs(g[2] - w[2]) > 1e-9 for g, w in zip(got, want)):
         sys.exit(f"FAILED: evaluate --corpus grade joined {got}")
-print("evaluate --corpus grade: the release layout (IDs across cells) joined line by line")
-# multi-reference sanity check: DailyDialog++ positives as references for each other
+say("evaluate --corpus grade: the release layout (IDs across cells) joined line by line")
+# multi-reference sanity check: DailyDialog++ positives as references for each other, on the
+# first 40 of the 200 contexts with silver AMR (all 200 take two minutes here)
 with tempfile.TemporaryDirectory() as tmp:
-    done = subprocess.run([str(examples / "multiref_ddpp"), "--out", tmp], cwd=root, capture_output=True, text=True)
+    ids = json.loads((root / "data/silver-amr/dailydialog-plusplus-dev200.context-ids.json").read_text())[:40]
+    (Path(tmp) / "ids.json").write_text(json.dumps(ids))
+    done = subprocess.run([str(examples / "multiref_ddpp"), "--contexts", f"{tmp}/ids.json", "--out", tmp], cwd=root, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"FAILED: multiref_ddpp: {done.stderr}")
     rows = {r["metric"]: r for r in json.loads((Path(tmp) / "multiref.json").read_text())}
     referenced = ["BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1", "Embedding-Average", "Greedy-Matching", "Vector-Extrema", "BERT-RUBER-ref", "Smatch"]
     for name in referenced + ["BERT-RUBER-unref"]:
         r = rows.get(name)
-        if r is None or (r["several"]["positives"], r["several"]["negatives"]) != (1000, 1000) or not 0 <= r["several"]["auc"] <= 1:
+        if r is None or (r["several"]["positives"], r["several"]["negatives"]) != (200, 200) or not 0 <= r["several"]["auc"] <= 1:
             sys.exit(f"FAILED: multiref_ddpp row {name}: {r}")
     # The unreferenced score ignores references: the same AUC with one and with four.
     if rows["BERT-RUBER-unref"]["one"]["auc"] != rows["BERT-RUBER-unref"]["several"]["auc"]:
@@ -442,12 +457,12 @@ with tempfile.TemporaryDirectory() as tmp:
     same = [n for n in referenced if rows[n]["one"]["auc"] == rows[n]["several"]["auc"]]
     if same:
         sys.exit(f"FAILED: multiref_ddpp: {same} ignore the extra references")
-print("multiref_ddpp: " + ", ".join(f"{n} {rows[n]['one']['auc']:.3f}->{rows[n]['several']['auc']:.3f}" for n in ("BERTScore-F1", "BERT-RUBER-ref", "Smatch")))
+say("multiref_ddpp: " + ", ".join(f"{n} {rows[n]['one']['auc']:.3f}->{rows[n]['several']['auc']:.3f}" for n in ("BERTScore-F1", "BERT-RUBER-ref", "Smatch")))
 bad = subprocess.run([str(examples / "evaluate"), "--skip", "lexcal"], cwd=root, capture_output=True, text=True)
 if bad.returncode == 0 or "invalid value 'lexcal'" not in bad.stderr:
     sys.exit(f"FAILED: evaluate accepted an unknown --skip name: {bad.stderr}")
 bad = subprocess.run([str(examples / "evaluate"), "--skp", "llm"], cwd=root, capture_output=True, text=True)
 if bad.returncode == 0 or "unexpected argument '--skp'" not in bad.stderr:
     sys.exit(f"FAILED: evaluate accepted an unknown flag: {bad.stderr}")
-print(f"evaluate: shipped checkpoints, killed and restarted from the caches, {len(metrics)} metrics reported")
-print(f"examples: {checked} AMR files and {len(pairs)} Smatch runs checked")
+say(f"evaluate: shipped checkpoints, killed and restarted from the caches, {len(metrics)} metrics reported")
+say(f"examples: {checked} AMR files and {len(pairs)} Smatch runs checked")
