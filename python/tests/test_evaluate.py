@@ -175,8 +175,11 @@ def test_a_pipe_is_read_once(tmp_path):
     assert [s["id"] for s in report.scores] == [i["id"] for i in items]
 
 
+# The child takes Python's own Ctrl-C handler: a process started from a non-interactive shell's
+# background job inherits SIGINT ignored, and Python then leaves it ignored.
 CTRL_C = """
-import sys, json, dialeval
+import json, signal, sys, dialeval
+signal.signal(signal.SIGINT, signal.default_int_handler)
 items = [json.loads(line) for line in open(sys.argv[1])]
 try:
     dialeval.evaluate(items, out=sys.argv[2], skip=("llm",), encoder=sys.argv[3], models=sys.argv[4], chunk=200, bootstrap=0)
