@@ -32,7 +32,7 @@ fn the_local_server_gives_valid_graphs_or_typed_errors_and_resumes_from_the_cach
     };
     let dir = std::env::temp_dir().join(format!("dialeval-amr-parse-live-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let sentences = ["I love hiking in the mountains.", "Do you have any pets?", "ok"];
+    let sentences = ["Do you have any pets?", "ok"];
     let run = || {
         let http = OpenAiClient::new(OpenAiConfig { base_url: url.clone(), timeout: Duration::from_secs(300), ..OpenAiConfig::default() }).unwrap();
         let counting = Counting(http, AtomicUsize::new(0));
@@ -52,8 +52,8 @@ fn the_local_server_gives_valid_graphs_or_typed_errors_and_resumes_from_the_cach
         (results, counting.1.load(Ordering::SeqCst))
     };
     let (first, calls) = run();
-    assert_eq!(first.len(), 3);
-    assert!(calls >= 3, "{calls} calls");
+    assert_eq!(first.len(), 2);
+    assert!(calls >= 2, "{calls} calls");
     let (second, again) = run();
     assert_eq!(second, first);
     assert_eq!(again, 0, "the second run was served from the cache");
