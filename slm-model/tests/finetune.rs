@@ -12,7 +12,7 @@ use dialeval_slm_model::finetune::{FineTuneConfig, FineTuneData, FineTunedScorer
 
 fn pairs() -> (Vec<TrainingPair>, Vec<TrainingPair>) {
     let data = dialeval_testkit::workspace_dir().join("data");
-    let contexts: Vec<ddpp::DdppContext> = ddpp::load(&data.join("dailydialog-plusplus/dev.json")).unwrap().into_iter().take(40).collect();
+    let contexts: Vec<ddpp::DdppContext> = ddpp::load(&data.join("dailydialog-plusplus/dev.json")).unwrap().into_iter().take(20).collect();
     let config = DdppPairConfig { adversarial_negatives: false, max_context_turns: Some(2), ..DdppPairConfig::default() };
     let (pairs, _) = ddpp_pairs(&contexts, "dev.json", None, &config).unwrap();
     let (train, dev, _) = split_by_group(pairs, [0.75, 0.25, 0.0], 1, ddpp_context).unwrap();
@@ -21,7 +21,7 @@ fn pairs() -> (Vec<TrainingPair>, Vec<TrainingPair>) {
 
 /// Batches grouped by length (the default).
 fn config(rounds: usize) -> FineTuneConfig {
-    FineTuneConfig { trainable_layers: 1, batch_size: 8, pairs_per_round: 48, rounds, patience: 10, lr: 1e-4, seed: 2, context_tokens: 40, response_tokens: 24, ..FineTuneConfig::default() }
+    FineTuneConfig { trainable_layers: 1, batch_size: 8, pairs_per_round: 32, rounds, patience: 10, lr: 1e-4, seed: 2, context_tokens: 40, response_tokens: 24, ..FineTuneConfig::default() }
 }
 
 fn temp(name: &str) -> std::path::PathBuf {
