@@ -112,9 +112,10 @@ fn every_configuration_learns_relatedness() {
             for objective in [Objective::CrossEntropy, Objective::Ranking] {
                 let config = RuberConfig { embeddings, representation, objective, static_dim: 8, gru_hidden: 8, epochs: 12, patience: 12, batch_size: 16, ..RuberConfig::default() };
                 let out = dir.join(format!("{embeddings:?}-{representation:?}-{objective:?}"));
+                let started = std::time::Instant::now();
                 let logs = train_unreferenced(&RuberData { train: &train, dev: &dev, cache: &cache, vocab: 40 }, &config, &out, &|_, _, _| {}).unwrap();
                 let best = logs.iter().map(|l| l.dev_auc).fold(0.0, f64::max);
-                eprintln!("{embeddings:?} {representation:?} {objective:?}: best dev AUC {best} epochs {}", logs.len());
+                eprintln!("{embeddings:?} {representation:?} {objective:?}: best dev AUC {best} epochs {} ({:.1} s)", logs.len(), started.elapsed().as_secs_f64());
                 // The ranking loss learns more slowly than cross-entropy on this small task.
                 let floor = if objective == Objective::CrossEntropy { 0.85 } else { 0.65 };
                 if best <= floor {
