@@ -75,8 +75,7 @@ fn live_url() -> Option<String> {
     }
 }
 
-/// Prompts kept short (about 600 tokens): the 135M model on one CPU thread reads ~100 tokens/s.
-/// Prompts of about 450 tokens: SmolLM2 reads about 90 prompt tokens a second on one CPU
+/// Prompts of about 450 tokens: SmolLM2-135M reads about 90 prompt tokens a second on one CPU
 /// thread, and these tests are about the protocol, not the prompt.
 fn small_prompts() -> JudgeConfig {
     JudgeConfig { budget_chars: 1600, ..JudgeConfig::default() }

@@ -116,12 +116,16 @@ def settings_of():
     return dict(skip=("llm",), models=str(ROOT / "models"), encoder=str(encoder_or_skip()), bootstrap=200, chunk=64)
 
 
-def test_the_ray_path_gives_the_one_machine_report(cluster, tmp_path):
+def test_the_ray_path_gives_the_one_machine_report(cluster, tmp_path, capfd):
     items = ddpp_items(400)
     settings = settings_of()
     one_process(items, tmp_path / "one", **settings)
+    capfd.readouterr()
     report = dialeval.ray.evaluate(items, shards=4, out=tmp_path / "ray", address=cluster["address"], work_dir=str(tmp_path / "work"), **settings)
     assert len(report.scores) == 400
+    # Progress (stderr is no terminal here): a line per finished shard, with the count and time.
+    lines = [line for line in capfd.readouterr().err.splitlines() if line.startswith("dialeval.ray: shard ")]
+    assert [line.split(", ")[1] for line in lines] == [f"{n} of 4" for n in range(1, 5)], lines
     same_report(tmp_path / "one", tmp_path / "ray")
     assert sorted(p.name for p in (tmp_path / "ray/shards").iterdir()) == ["1-of-4", "2-of-4", "3-of-4", "4-of-4"]
     # Called again on the same corpus and settings: the kept shards are not scored again.

@@ -34,6 +34,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Union
 
@@ -119,6 +120,7 @@ def evaluate(
             pending[task.remote(data, k, shards, settings, work_dir, key)] = (k, folder)
         done = shards - len(pending)
         _say(progress, f"dialeval.ray: {shards} shards, {done} kept from an earlier call, {len(pending)} to score")
+        bar = _Bar(progress, shards, done)
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             k, folder = pending.pop(ready[0])
@@ -128,8 +130,8 @@ def evaluate(
                 cause = e.cause if isinstance(getattr(e, "cause", None), Exception) else e
                 raise cause from None
             _keep(folder, key, shard_json)
-            done += 1
-            _say(progress, f"dialeval.ray: shard {k}/{shards} done ({done} of {shards})")
+            bar.shard_done(k)
+        bar.close()
         amr = settings.get("amr", ())
         return merge(path, shard_dirs, out=out_dir, amr=amr, bootstrap=settings.get("bootstrap", 1000), chunk=settings.get("chunk", 10_000), format=corpus_format)
 
@@ -166,6 +168,47 @@ def _keep(folder: Path, key: str, shard_json: bytes) -> None:
     tmp.write_bytes(shard_json)
     tmp.replace(folder / "shard.json")
     (folder / "key").write_text(key)
+
+
+class _Bar:
+    """Progress over the shards on stderr: a bar redrawn in place on a terminal, one line per
+    finished shard otherwise (a log file), each with the time so far and the time left at the
+    pace of the shards finished in this call."""
+
+    WIDTH = 30
+
+    def __init__(self, on: bool, shards: int, kept: int) -> None:
+        self.on, self.shards, self.kept, self.done = on, shards, kept, kept
+        self.started = time.monotonic()
+        self.tty = on and sys.stderr.isatty()
+        self.drawn = False
+        if self.tty and kept < shards:
+            self._draw("")
+
+    def shard_done(self, k: int) -> None:
+        self.done += 1
+        if self.tty:
+            self._draw(f" (shard {k} last)")
+        else:
+            _say(self.on, f"dialeval.ray: shard {k}/{self.shards} done, {self.done} of {self.shards}, {self._times()}")
+
+    def close(self) -> None:
+        if self.drawn:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+    def _times(self) -> str:
+        elapsed = time.monotonic() - self.started
+        scored = self.done - self.kept
+        left = self.shards - self.done
+        eta = f", about {elapsed / scored * left:.0f} s left" if scored and left else ""
+        return f"{elapsed:.0f} s{eta}"
+
+    def _draw(self, last: str) -> None:
+        self.drawn = True
+        filled = self.WIDTH * self.done // self.shards
+        sys.stderr.write(f"\rdialeval.ray [{'#' * filled}{'.' * (self.WIDTH - filled)}] {self.done}/{self.shards} shards, {self._times()}{last}\x1b[K")
+        sys.stderr.flush()
 
 
 def _say(on: bool, line: str) -> None:
