@@ -65,10 +65,46 @@ fn distance(a: &str, b: &str) -> usize {
 /// Opening fails; each item is an error naming its line and field when malformed: an unknown
 /// key (with the nearest known one), or an `id` an earlier line already has.
 pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<DialogueItem>>> {
-    let lines = JsonLines::open(path)?;
+    Ok(items(JsonLines::open(path)?))
+}
+
+/// [`read`], passing over every line whose `id` `keep_id` refuses, without parsing the rest of
+/// it: a shard's items out of a whole corpus, the other shards' items never parsed. The id is
+/// read as [`read`] reads it (a string, a number, or `line-N` when absent); a line whose id
+/// cannot be read that way (not JSON, an id of another type) is parsed in full and comes out,
+/// with [`read`]'s error where it has one, so the caller filters the items too. Every line that
+/// comes out is checked as by [`read`], and duplicate ids among them are an error (an id's
+/// lines are kept or passed over together).
+///
+/// # Errors
+/// As [`read`].
+pub fn read_where(path: &Path, mut keep_id: impl FnMut(&str) -> bool + 'static) -> Result<impl Iterator<Item = Result<DialogueItem>>> {
+    let pass_over = move |line: usize, text: &str| probe_id(line, text).is_some_and(|id| !keep_id(&id));
+    Ok(items(JsonLines::open(path)?.passing_over(Box::new(pass_over))))
+}
+
+/// Only the `id` of an item's line (serde skips the other keys without building them).
+#[derive(serde::Deserialize)]
+struct IdProbe {
+    #[serde(default)]
+    id: Option<Value>,
+}
+
+/// The id [`read`] gives the item on line `line` with text `text`, when the line is a JSON
+/// object whose id is a string, a number or absent; `None` otherwise.
+fn probe_id(line: usize, text: &str) -> Option<String> {
+    match serde_json::from_str::<IdProbe>(text).ok()?.id {
+        Some(Value::String(s)) => Some(s),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        None | Some(Value::Null) => Some(format!("line-{line}")),
+        Some(_) => None,
+    }
+}
+
+fn items(lines: JsonLines) -> impl Iterator<Item = Result<DialogueItem>> {
     let path = lines.path().to_owned();
     let mut ids = std::collections::HashMap::<String, usize>::new();
-    Ok(lines.map(move |item| {
+    lines.map(move |item| {
         let (line, v) = item?;
         let doc = Doc { path: &path, line: Some(line) };
         for key in doc.object(&v, "$")?.keys() {
@@ -114,7 +150,7 @@ pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<DialogueItem>>> {
             annotators: list("annotators")?,
             ratings,
         })
-    }))
+    })
 }
 
 /// Reads a whole JSONL file.
@@ -128,4 +164,46 @@ pub fn load(path: &Path) -> Result<Vec<DialogueItem>> {
         return Err(Error::record(path, Place::File, "no items (the file is empty or has only blank lines)"));
     }
     Ok(items)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests fail loudly
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_where_passes_over_the_refused_ids_and_parses_what_it_cannot_probe() {
+        let dir = std::env::temp_dir().join(format!("dialeval-jsonl-where-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("items.jsonl");
+        let lines = [
+            r#"{"id": "a", "context": ["hi"], "response": "x"}"#,
+            r#"{"id": "b", "context": ["hi"], "response": "y"}"#,
+            r#"{"id": 7, "context": ["hi"], "response": "z"}"#,
+            "",
+            r#"{"context": ["hi"], "response": "no id"}"#,
+            r#"{"id": "c", "contxt": ["a key misspelt on a line passed over"]}"#,
+            r#"{"id": ["not", "an", "id"], "context": ["hi"], "response": "z"}"#,
+            r#"{"id": "d", "context": ["hi"], "response": "z""#,
+        ];
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        let kept = |ids: &'static [&'static str]| -> Vec<std::result::Result<String, String>> {
+            let mut out = Vec::new();
+            for item in read_where(&path, move |id| ids.contains(&id)).unwrap() {
+                out.push(item.map(|i| i.id).map_err(|e| e.to_string()));
+            }
+            out
+        };
+        // The ids read as `read` reads them: a number's digits, `line-N` when absent.
+        let got = kept(&["b", "7", "line-5"]);
+        assert_eq!(got[..3], [Ok("b".to_owned()), Ok("7".to_owned()), Ok("line-5".to_owned())]);
+        // What cannot be probed is parsed in full: its own error, at its own line.
+        assert!(matches!(&got[3], Err(e) if e.contains("items.jsonl:7") && e.contains("$.id")), "{got:?}");
+        assert!(matches!(&got[4], Err(e) if e.contains("items.jsonl:8")), "{got:?}");
+        assert_eq!(got.len(), 5, "{got:?}");
+        // The misspelt key is an error for whoever keeps its line, as for `read`.
+        let c = kept(&["c"]);
+        assert!(matches!(&c[0], Err(e) if e.contains("items.jsonl:6") && e.contains("contxt")), "{c:?}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

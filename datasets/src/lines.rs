@@ -53,12 +53,23 @@ pub(crate) struct JsonLines {
     reader: BufReader<File>,
     buf: Vec<u8>,
     line: usize,
+    pass_over: Option<PassOver>,
 }
+
+/// Decides from a line's number and text, before it is parsed, that it is passed over.
+pub(crate) type PassOver = Box<dyn FnMut(usize, &str) -> bool>;
 
 impl JsonLines {
     pub fn open(path: &Path) -> Result<Self> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        Ok(Self { path: path.to_owned(), reader: BufReader::with_capacity(1 << 16, file), buf: Vec::new(), line: 0 })
+        Ok(Self { path: path.to_owned(), reader: BufReader::with_capacity(1 << 16, file), buf: Vec::new(), line: 0, pass_over: None })
+    }
+
+    /// Passes over (never parses) the non-blank lines `pass_over` picks; the line numbers of
+    /// the others are unchanged.
+    pub fn passing_over(mut self, pass_over: PassOver) -> Self {
+        self.pass_over = Some(pass_over);
+        self
     }
 
     pub fn path(&self) -> &Path {
@@ -130,6 +141,11 @@ impl Iterator for JsonLines {
             };
             let line = if self.line == 1 { line.strip_prefix(BOM).unwrap_or(&line) } else { &line };
             if line.trim().is_empty() {
+                continue;
+            }
+            if let Some(pass_over) = &mut self.pass_over
+                && pass_over(self.line, line)
+            {
                 continue;
             }
             return Some(serde_json::from_str(line).map(|v| (self.line, v)).map_err(|source| Error::Json { path: self.path.clone(), place: Place::Line(self.line), source }));

@@ -46,8 +46,14 @@ impl Shard {
     /// Whether the item `id` belongs to this shard: FNV-1a (64 bit) of the id, modulo `of`; the
     /// same on every machine and independent of the item's position in the file.
     pub fn contains(&self, id: &str) -> bool {
+        Self::holding(id, self.of).index == self.index
+    }
+
+    /// The shard of `of` (at least 1) that holds the item `id` ([`Shard::contains`]).
+    pub fn holding(id: &str, of: usize) -> Self {
+        let of = of.max(1);
         let h = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-        (h % self.of as u64) as usize == self.index - 1
+        Self { index: (h % of as u64) as usize + 1, of }
     }
 
     /// This shard's items, in corpus order.
@@ -82,8 +88,12 @@ impl FromStr for Shard {
 pub struct ShardScores {
     /// Which shard.
     pub shard: Shard,
-    /// [`items_digest`](crate::digest::items_digest) of the whole corpus the shard was cut from.
-    pub corpus: String,
+    /// [`items_digest`](crate::digest::items_digest) of the shard's items (graphs attached), which
+    /// the merge checks against the same items of the corpus it is given. Empty in a
+    /// `shard.json` of an earlier version (which held the whole corpus's digest instead): the
+    /// merge asks for the shard to be scored again.
+    #[serde(default)]
+    pub digest: String,
     /// The shard's item ids, in corpus order (one row of `columns` each).
     pub ids: Vec<String>,
     /// Its score table.
@@ -97,29 +107,29 @@ pub const SHARD_FILE: &str = "shard.json";
 
 impl ShardScores {
     /// The scores of `shard`'s items (in corpus order, as [`Shard::contains`] picked them),
-    /// from the `report` of their run, of the corpus whose
-    /// [`items_digest`](crate::digest::items_digest) is `corpus`.
+    /// from the `report` of their run; `digest` is the
+    /// [`items_digest`](crate::digest::items_digest) of those items (as scored: graphs attached).
     ///
     /// # Errors
     /// [`Error::Column`] when the table does not have one row per item.
-    pub fn of(shard: Shard, corpus: &str, report: &crate::Report) -> Result<Self> {
-        Self::from_parts(shard, corpus, &report.rows.ids, &report.table, &report.runs)
+    pub fn of(shard: Shard, digest: &str, report: &crate::Report) -> Result<Self> {
+        Self::from_parts(shard, digest, &report.rows.ids, &report.table, &report.runs)
     }
 
     /// [`ShardScores::of`] the scores of a run that was not analysed (what the main job's
-    /// `MainJob::score_shard` keeps).
+    /// `MainJob::score_shard` keeps), with the digest of the items the run read.
     ///
     /// # Errors
     /// [`Error::Column`] when the table does not have one row per item.
-    pub fn of_scored(shard: Shard, corpus: &str, scored: &crate::Scored) -> Result<Self> {
-        Self::from_parts(shard, corpus, &scored.rows.ids, &scored.table, &scored.runs)
+    pub fn of_scored(shard: Shard, scored: &crate::Scored) -> Result<Self> {
+        Self::from_parts(shard, &scored.digest, &scored.rows.ids, &scored.table, &scored.runs)
     }
 
-    fn from_parts(shard: Shard, corpus: &str, ids: &[String], table: &crate::ScoreTable, runs: &[crate::FamilyRun]) -> Result<Self> {
+    fn from_parts(shard: Shard, digest: &str, ids: &[String], table: &crate::ScoreTable, runs: &[crate::FamilyRun]) -> Result<Self> {
         if table.items() != ids.len() {
             return Err(Error::Column { metric: "<table>".into(), problem: format!("{} rows for the {} items of shard {shard}", table.items(), ids.len()) });
         }
-        Ok(Self { shard, corpus: corpus.to_owned(), ids: ids.to_vec(), columns: table.columns().to_vec(), runs: runs.to_vec() })
+        Ok(Self { shard, digest: digest.to_owned(), ids: ids.to_vec(), columns: table.columns().to_vec(), runs: runs.to_vec() })
     }
 
     /// Writes `dir/shard.json`.
@@ -143,30 +153,83 @@ impl ShardScores {
     }
 }
 
-/// The score table of the corpus with item ids `ids` (in its order) and
-/// [`items_digest`](crate::digest::items_digest) `digest` (both from a
-/// [`Pipeline`](crate::Pipeline) run without families over it: [`crate::Scored`]), from the
-/// tables of all its shards, and the family runs (seconds added, the families' notes added up
-/// as one run's, each shard's events prefixed with the shard).
+/// The [`items_digest`](crate::digest::items_digest) of each shard's items of a corpus read a
+/// chunk at a time (the merge's one pass over the corpus): what each shard's
+/// [`ShardScores::digest`] must be.
+#[derive(Debug, Clone)]
+pub struct ShardDigests {
+    digests: Vec<crate::digest::ItemsDigest>,
+}
+
+impl ShardDigests {
+    /// For a split into `of` shards (at least 1).
+    pub fn new(of: usize) -> Self {
+        Self { digests: vec![crate::digest::ItemsDigest::new(); of.max(1)] }
+    }
+
+    /// Adds the next items of the corpus, each to its shard's digest.
+    ///
+    /// # Errors
+    /// As [`crate::digest::ItemsDigest::add`].
+    pub fn add(&mut self, items: &[DialogueItem]) -> Result<()> {
+        let of = self.digests.len();
+        for item in items {
+            self.digests[Shard::holding(&item.id, of).index - 1].add(std::slice::from_ref(item))?;
+        }
+        Ok(())
+    }
+
+    /// The digests, shard 1 first.
+    pub fn finish(self) -> Vec<String> {
+        self.digests.into_iter().map(crate::digest::ItemsDigest::finish).collect()
+    }
+
+    /// The digests of `items` (a whole corpus) cut into `of` shards.
+    ///
+    /// # Errors
+    /// As [`crate::digest::ItemsDigest::add`].
+    pub fn of_items(items: &[DialogueItem], of: usize) -> Result<Vec<String>> {
+        let mut digests = Self::new(of);
+        digests.add(items)?;
+        Ok(digests.finish())
+    }
+}
+
+/// The score table of the corpus with item ids `ids` (in its order, from a
+/// [`Pipeline`](crate::Pipeline) run without families over it: [`crate::Scored`]) and
+/// per-shard item digests `digests` ([`ShardDigests`] over the same pass, shard 1 first), from
+/// the tables of all its shards, and the family runs (seconds added, the families' notes added
+/// up as one run's, each shard's events prefixed with the shard).
 ///
 /// # Errors
-/// [`Error::Config`] when the shards are not exactly 1..=n of one split of this corpus, an item
+/// [`Error::Config`] when the shards are not exactly 1..=n of one split of this corpus (a
+/// shard's items differ from the corpus's items of that shard: another corpus, other AMR, or a
+/// `shard.json` of an earlier version), an item
 /// is in no shard or in two, or a family could not run in one shard but ran in another (a
 /// metric that a shard lacks only because its items have nothing for it, BERT-RUBER-ref in a
 /// shard without references, is empty there, as in a single run).
-pub fn merge(ids: &[String], digest: &str, shards: &[ShardScores]) -> Result<(ScoreTable, Vec<FamilyRun>)> {
+pub fn merge(ids: &[String], digests: &[String], shards: &[ShardScores]) -> Result<(ScoreTable, Vec<FamilyRun>)> {
     let Some(first) = shards.first() else { return Err(Error::Config("merge: no shards given".into())) };
     let of = first.shard.of;
     let mut seen = vec![false; of];
+    if digests.len() != of {
+        return Err(Error::Config(format!("merge: {} item digests for a split into {of} shards", digests.len())));
+    }
     for s in shards {
         if s.shard.of != of {
             return Err(Error::Config(format!("merge: shard {} is of another split than {}", s.shard, first.shard)));
         }
+        if s.shard.index == 0 || s.shard.index > of {
+            return Err(Error::Config(format!("merge: a shard numbered {} (a damaged shard.json?)", s.shard)));
+        }
         if std::mem::replace(&mut seen[s.shard.index - 1], true) {
             return Err(Error::Config(format!("merge: shard {} given twice", s.shard)));
         }
-        if s.corpus != digest {
-            return Err(Error::Config(format!("merge: shard {} was cut from another corpus (or other AMR) than the one given", s.shard)));
+        if s.digest.is_empty() {
+            return Err(Error::Config(format!("merge: shard {}'s shard.json was written by an earlier version of dialeval (it has no digest of its items): score the shard again", s.shard)));
+        }
+        if s.digest != digests[s.shard.index - 1] {
+            return Err(Error::Config(format!("merge: shard {} was cut from another corpus (or other AMR) than the one given: its items differ from the corpus's items of that shard", s.shard)));
         }
         if let Some(c) = s.columns.iter().find(|c| c.values.len() != s.ids.len()) {
             return Err(Error::Config(format!("merge: shard {} has {} values of {} for its {} items (a damaged shard.json?)", s.shard, c.values.len(), c.metric, s.ids.len())));

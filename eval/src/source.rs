@@ -3,11 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use std::sync::Mutex;
-
 use dialeval_datasets::{Corpus, DialogueItem};
 
-use crate::digest::ItemsDigest;
 use crate::error::Result;
 
 /// A corpus the [`Pipeline`](crate::Pipeline) reads a chunk at a time.
@@ -21,13 +18,6 @@ pub trait ItemSource {
 
     /// How many items there are, when that is known without reading them (for progress).
     fn len_hint(&self) -> Option<usize> {
-        None
-    }
-
-    /// The [`items_digest`](crate::digest::items_digest) of the whole corpus this source's items
-    /// are cut from, when its last full pass computed it (a shard's source digesting as it
-    /// reads, [`JsonlSource::digesting`]); `None` otherwise.
-    fn corpus_digest(&self) -> Option<String> {
         None
     }
 }
@@ -52,40 +42,74 @@ impl ItemSource for Vec<DialogueItem> {
     }
 }
 
+/// A source whose every chunk is also shown to `tap` before it goes on (the merge digests each
+/// shard's items as it reads the corpus for its scan).
+pub(crate) struct Tapped<'s> {
+    source: &'s dyn ItemSource,
+    tap: &'s (dyn Fn(&[DialogueItem]) -> Result<()> + Sync),
+}
+
+impl<'s> Tapped<'s> {
+    /// `source`'s chunks, each shown to `tap` first.
+    pub(crate) fn new(source: &'s dyn ItemSource, tap: &'s (dyn Fn(&[DialogueItem]) -> Result<()> + Sync)) -> Self {
+        Self { source, tap }
+    }
+}
+
+impl ItemSource for Tapped<'_> {
+    fn for_each_chunk(&self, size: usize, visit: &mut dyn FnMut(&[DialogueItem]) -> Result<()>) -> Result<()> {
+        self.source.for_each_chunk(size, &mut |chunk| {
+            (self.tap)(chunk)?;
+            visit(chunk)
+        })
+    }
+
+    fn len_hint(&self) -> Option<usize> {
+        self.source.len_hint()
+    }
+}
+
 /// What is done to each chunk as it is read: graphs attached, say.
 type Prepare = Box<dyn Fn(&mut [DialogueItem]) -> Result<()> + Sync>;
-/// Which items are kept (a shard's).
+/// Which items are kept.
 type Keep = Box<dyn Fn(&DialogueItem) -> bool + Sync>;
+/// Which ids are kept (a shard's), decided before the rest of an item's line is parsed.
+type KeepIds = std::sync::Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 /// A JSONL file in the generic format of [`dialeval_datasets::jsonl`], read as a stream on every
 /// pass: one chunk of items in memory at a time. A pipe or FIFO works too, for one pass (the
-/// pipeline's run reads its source once). Items may be filtered ([`JsonlSource::keep`])
-/// and prepared ([`JsonlSource::prepare`]) as they are read.
+/// pipeline's run reads its source once). Items may be filtered ([`JsonlSource::keep`], or by
+/// id before they are parsed: [`JsonlSource::keep_ids`]) and prepared
+/// ([`JsonlSource::prepare`]) as they are read.
 pub struct JsonlSource {
     path: PathBuf,
     keep: Option<Keep>,
+    keep_ids: Option<KeepIds>,
     prepare: Option<Prepare>,
     lines: Option<usize>,
-    /// With [`JsonlSource::digesting`]: the whole file's digest after the last full pass.
-    digest: Option<Mutex<Option<String>>>,
 }
 
 impl std::fmt::Debug for JsonlSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JsonlSource").field("path", &self.path).field("filtered", &self.keep.is_some()).field("prepared", &self.prepare.is_some()).finish()
+        f.debug_struct("JsonlSource")
+            .field("path", &self.path)
+            .field("filtered", &self.keep.is_some())
+            .field("filtered_by_id", &self.keep_ids.is_some())
+            .field("prepared", &self.prepare.is_some())
+            .finish()
     }
 }
 
 impl JsonlSource {
     /// The items of `path` (opened on each pass; a missing file is an error then).
     pub fn new(path: &Path) -> Self {
-        Self { path: path.to_owned(), keep: None, prepare: None, lines: None, digest: None }
+        Self { path: path.to_owned(), keep: None, keep_ids: None, prepare: None, lines: None }
     }
 
     /// Counts the file's non-blank lines, so that progress can show the whole (one fast pass
-    /// over the bytes; not done with a [`JsonlSource::keep`] filter, which only parsing can
-    /// apply). Only a regular file is counted: a pipe, a FIFO or a process substitution can be
-    /// read only once, by the run itself (its progress then has no total).
+    /// over the bytes; not done with a filter, which only reading can apply). Only a regular
+    /// file is counted: a pipe, a FIFO or a process substitution can be read only once, by the
+    /// run itself (its progress then has no total).
     ///
     /// # Errors
     /// [`crate::Error::Io`] when the file cannot be read.
@@ -124,13 +148,14 @@ impl JsonlSource {
         self
     }
 
-    /// Digests every item read, kept or not, as the pass goes: every item is prepared (graphs
-    /// attached), digested, then filtered by [`JsonlSource::keep`], so that after a pass
-    /// [`ItemSource::corpus_digest`] is the digest of the whole file and a shard's run reads its
-    /// corpus once (not once for its items and again for the digest the merge checks).
+    /// Keeps only the items whose id `keep` accepts, and never parses (nor prepares) the others
+    /// beyond their id ([`dialeval_datasets::jsonl::read_where`]): a shard reads its own items
+    /// out of the whole corpus at the cost of theirs. An item line another shard keeps is not
+    /// checked here (its own shard, and the merge, check it); a line that is not JSON is an
+    /// error in every shard.
     #[must_use]
-    pub fn digesting(mut self) -> Self {
-        self.digest = Some(Mutex::new(None));
+    pub fn keep_ids(mut self, keep: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
+        self.keep_ids = Some(std::sync::Arc::new(keep));
         self
     }
 
@@ -149,70 +174,56 @@ impl JsonlSource {
 }
 
 impl ItemSource for JsonlSource {
-    /// Reads a chunk of items at a time. With [`JsonlSource::digesting`] every item read is
-    /// prepared and digested, kept or not; otherwise only the kept items are prepared, just
-    /// before they go on. Either way the kept items go on in full chunks.
+    /// Reads a chunk of items at a time; the kept items are prepared just before they go on,
+    /// in full chunks.
     fn for_each_chunk(&self, size: usize, visit: &mut dyn FnMut(&[DialogueItem]) -> Result<()>) -> Result<()> {
         let size = size.max(1);
-        let digesting = self.digest.is_some();
-        let prepare = |items: &mut [DialogueItem]| self.prepare.as_ref().map_or(Ok(()), |prepare| prepare(items));
-        let mut digest = ItemsDigest::new();
-        let (mut raw, mut out): (Vec<DialogueItem>, Vec<DialogueItem>) = (Vec::with_capacity(size), Vec::with_capacity(size));
+        let mut out: Vec<DialogueItem> = Vec::with_capacity(size);
         let mut emit = |out: &mut Vec<DialogueItem>| -> Result<()> {
-            if !digesting {
+            if let Some(prepare) = &self.prepare {
                 prepare(out)?;
             }
             visit(out)?;
             out.clear();
             Ok(())
         };
-        let mut items = dialeval_datasets::jsonl::read(&self.path)?;
-        let mut read = 0_usize;
-        loop {
-            let end = match items.next() {
-                Some(item) => {
-                    raw.push(item.map_err(|e| dialeval_datasets::sniff::with_hint(e, &self.path, Corpus::Jsonl))?);
-                    read += 1;
-                    false
-                }
-                None => true,
-            };
-            if raw.len() == size || (end && !raw.is_empty()) {
-                if digesting {
-                    prepare(&mut raw)?;
-                    digest.add(&raw)?;
-                }
-                for item in raw.drain(..) {
-                    if self.keep.as_ref().is_none_or(|keep| keep(&item)) {
-                        out.push(item);
-                    }
-                    if out.len() == size {
-                        emit(&mut out)?;
-                    }
-                }
+        // Lines passed over by id: items of the file all the same (a shard's file is not empty
+        // because another shard has its items).
+        let passed_over = std::rc::Rc::new(std::cell::Cell::new(0_usize));
+        let items: Box<dyn Iterator<Item = dialeval_datasets::Result<DialogueItem>>> = match &self.keep_ids {
+            Some(keep_ids) => {
+                let (keep_ids, passed_over) = (std::sync::Arc::clone(keep_ids), std::rc::Rc::clone(&passed_over));
+                Box::new(dialeval_datasets::jsonl::read_where(&self.path, move |id| {
+                    let kept = keep_ids(id);
+                    passed_over.set(passed_over.get() + usize::from(!kept));
+                    kept
+                })?)
             }
-            if end {
-                break;
+            None => Box::new(dialeval_datasets::jsonl::read(&self.path)?),
+        };
+        let mut read = 0_usize;
+        for item in items {
+            let item = item.map_err(|e| dialeval_datasets::sniff::with_hint(e, &self.path, Corpus::Jsonl))?;
+            read += 1;
+            // A line read in full because its id could not be probed is filtered here.
+            if self.keep_ids.as_ref().is_none_or(|keep| keep(&item.id)) && self.keep.as_ref().is_none_or(|keep| keep(&item)) {
+                out.push(item);
+            }
+            if out.len() == size {
+                emit(&mut out)?;
             }
         }
-        if read == 0 {
+        if read + passed_over.get() == 0 {
             return Err(self.no_items());
         }
         if !out.is_empty() {
             emit(&mut out)?;
         }
-        if let Some(slot) = &self.digest {
-            *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(digest.finish());
-        }
         Ok(())
     }
 
     fn len_hint(&self) -> Option<usize> {
-        self.lines.filter(|_| self.keep.is_none())
-    }
-
-    fn corpus_digest(&self) -> Option<String> {
-        self.digest.as_ref().and_then(|slot| slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone())
+        self.lines.filter(|_| self.keep.is_none() && self.keep_ids.is_none())
     }
 }
 
@@ -251,24 +262,28 @@ mod tests {
         })
         .unwrap();
         assert_eq!(ids, ["i1,i2", "i4,i5", "i6"], "the chunks stay full after the filter");
-        // Digesting as it reads: the same chunks, and the digest of every item, prepared.
-        let prepare = |c: &mut [DialogueItem]| -> Result<()> {
-            c.iter_mut().for_each(|i| i.system = Some("s".into()));
-            Ok(())
-        };
-        let digesting = JsonlSource::new(&path).keep(|i| i.id != "i0" && i.id != "i3").prepare(prepare).digesting();
-        assert_eq!(digesting.corpus_digest(), None, "no pass yet");
+        // By id, before parsing: the same items; a line of another shard is never checked here.
+        let lines: Vec<String> = (0..7).map(|k| format!(r#"{{"id": "i{k}", "context": ["hi"], "response": "r{k}"}}"#)).collect();
+        std::fs::write(&path, format!("{}\n{{\"id\": \"i0\", \"contxt\": []}}\n", lines[1..].join("\n"))).unwrap();
+        let by_id = JsonlSource::new(&path).keep_ids(|id| id != "i0" && id != "i3");
+        assert_eq!(by_id.len_hint(), None);
         let mut again = Vec::new();
-        digesting
+        by_id
             .for_each_chunk(2, &mut |c| {
                 again.push(c.iter().map(|i| i.id.clone()).collect::<Vec<_>>().join(","));
                 Ok(())
             })
             .unwrap();
         assert_eq!(again, ids);
-        let mut all = dialeval_datasets::jsonl::load(&path).unwrap();
-        prepare(&mut all).unwrap();
-        assert_eq!(digesting.corpus_digest(), Some(crate::digest::items_digest(&all).unwrap()), "the whole file's digest, kept or not");
+        // A file all of whose items another shard keeps has items, none of them this shard's.
+        let none = JsonlSource::new(&path).keep_ids(|_| false);
+        let mut kept = 0;
+        none.for_each_chunk(2, &mut |c| {
+            kept += c.len();
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(kept, 0);
         std::fs::write(&path, "{\"id\": \"a\", \"context\": [], \"respons\": \"x\"}\n").unwrap();
         let err = JsonlSource::new(&path).for_each_chunk(2, &mut |_| Ok(())).unwrap_err().to_string();
         assert!(err.contains("items.jsonl:1 ") && err.contains("response"), "{err}");

@@ -8,7 +8,7 @@ use dialeval_datasets::DialogueItem;
 use dialeval_datasets::amr::AmrIndex;
 use dialeval_eval::digest::items_digest;
 use dialeval_eval::families::{LengthFamily, SmatchFamily};
-use dialeval_eval::shard::{Shard, ShardScores, merge};
+use dialeval_eval::shard::{Shard, ShardDigests, ShardScores, merge};
 use dialeval_eval::{Evaluation, Pipeline};
 use dialeval_metrics::report::ReportConfig;
 use proptest::prelude::*;
@@ -86,7 +86,7 @@ proptest! {
         let shard = Shard { index: 1, of: 2 };
         let part = shard.select(&items);
         let report = Evaluation::of(&part).family(LengthFamily).analysis(ReportConfig { bootstrap: None, ..ReportConfig::default() }).run().unwrap();
-        ShardScores::of(shard, &items_digest(&items).unwrap(), &report).unwrap().write(&dir).unwrap();
+        ShardScores::of(shard, &items_digest(&part).unwrap(), &report).unwrap().write(&dir).unwrap();
         let file = dir.join(dialeval_eval::shard::SHARD_FILE);
         let mut bytes = std::fs::read(&file).unwrap();
         for (at, b) in &flips {
@@ -107,13 +107,12 @@ proptest! {
     #[test]
     fn tampered_shards_merge_or_are_refused(drop_row in any::<prop::sample::Index>(), rename in any::<bool>(), extra in any::<bool>(), huge in any::<bool>(), id_swap in any::<bool>()) {
         let items = rated_corpus(true);
-        let digest = items_digest(&items).unwrap();
         let mut shards: Vec<ShardScores> = (1..=2)
             .map(|index| {
                 let shard = Shard { index, of: 2 };
                 let part = shard.select(&items);
                 let report = Evaluation::of(&part).family(LengthFamily).analysis(ReportConfig { bootstrap: None, ..ReportConfig::default() }).run().unwrap();
-                ShardScores::of(shard, &digest, &report).unwrap()
+                ShardScores::of(shard, &items_digest(&part).unwrap(), &report).unwrap()
             })
             .collect();
         let s = &mut shards[1];
@@ -134,7 +133,7 @@ proptest! {
             s.columns[0].values.remove(k);
         }
         let scan = Pipeline::new().run(&items, &|_| {}).unwrap();
-        match merge(&scan.rows.ids, &scan.digest, &shards) {
+        match merge(&scan.rows.ids, &ShardDigests::of_items(&items, 2).unwrap(), &shards) {
             Ok((table, runs)) => {
                 prop_assert!(!rename && !extra && id_swap, "a tampered shard was merged");
                 prop_assert_eq!(table.items(), items.len());

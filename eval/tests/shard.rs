@@ -9,7 +9,7 @@ use std::sync::Arc;
 use dialeval_datasets::DialogueItem;
 use dialeval_eval::digest::items_digest;
 use dialeval_eval::families::{EmbeddingFamily, LengthFamily, LexicalFamily, MemoEmbedder};
-use dialeval_eval::shard::{Shard, ShardScores, merge};
+use dialeval_eval::shard::{Shard, ShardDigests, ShardScores, merge};
 use dialeval_eval::{Evaluation, Pipeline, Report};
 use dialeval_metrics::report::ReportConfig;
 
@@ -55,14 +55,15 @@ fn merged_shards_equal_a_single_run_byte_for_byte() {
         assert!(part.len() > 10 && part.len() < 60, "shard {shard}: {} items", part.len());
         let report = evaluation(&part).run().unwrap();
         let dir = temp(&format!("part{index}"));
-        ShardScores::of(shard, &items_digest(&items).unwrap(), &report).unwrap().write(&dir).unwrap();
+        ShardScores::of(shard, &items_digest(&part).unwrap(), &report).unwrap().write(&dir).unwrap();
         dirs.push(dir);
     }
     // Any order of the shards.
     let shards: Vec<ShardScores> = dirs.iter().rev().map(|d| ShardScores::read(d).unwrap()).collect();
     // What the merge knows of the corpus: one pass over it, without families.
     let scan = Pipeline::new().run(&items, &|_| {}).unwrap();
-    let (table, runs) = merge(&scan.rows.ids, &scan.digest, &shards).unwrap();
+    let digests = ShardDigests::of_items(&items, 3).unwrap();
+    let (table, runs) = merge(&scan.rows.ids, &digests, &shards).unwrap();
     let merged = temp("merged");
     Report::analyse(dialeval_eval::Scored { table, runs, ..scan.clone() }, &ReportConfig::default(), &|_| {}).unwrap().write(&merged).unwrap();
     for file in ["scores.jsonl", "scores.csv", "correlations.md", "correlations.json"] {
@@ -76,13 +77,20 @@ fn merged_shards_equal_a_single_run_byte_for_byte() {
     assert_eq!(without_seconds(&a), without_seconds(&b));
 
     // Misuse is an error, with the reason.
-    let err = |shards: &[ShardScores]| merge(&scan.rows.ids, &scan.digest, shards).unwrap_err().to_string();
+    let err = |shards: &[ShardScores]| merge(&scan.rows.ids, &digests, shards).unwrap_err().to_string();
     assert!(err(&shards[..2]).contains("missing"), "{}", err(&shards[..2]));
     let twice = [shards[0].clone(), shards[0].clone(), shards[1].clone()];
     assert!(err(&twice).contains("twice"));
+    // Another corpus: one item's reference changed fails its own shard's check.
     let mut other = items.clone();
     other[0].references = vec!["something else".into()];
-    assert!(merge(&scan.rows.ids, &items_digest(&other).unwrap(), &shards).unwrap_err().to_string().contains("another corpus"));
+    let changed = merge(&scan.rows.ids, &ShardDigests::of_items(&other, 3).unwrap(), &shards).unwrap_err().to_string();
+    let owner = Shard::holding(&items[0].id, 3);
+    assert!(changed.contains("another corpus") && changed.contains(&format!("shard {owner}")), "{changed}");
+    // A shard.json of an earlier version (the whole corpus's digest, read as none) is named.
+    let mut old = shards.clone();
+    old[0].digest = String::new();
+    assert!(err(&old).contains("earlier version"), "{}", err(&old));
     for d in dirs.iter().chain([&whole, &merged]) {
         let _ = std::fs::remove_dir_all(d);
     }
@@ -93,16 +101,16 @@ fn a_shard_without_items_merges_with_the_others() {
     // Three items in eight shards: most shards are empty, score nothing and have no columns.
     let items: Vec<DialogueItem> = corpus().into_iter().take(3).collect();
     let whole = evaluation(&items).run().unwrap();
-    let digest = items_digest(&items).unwrap();
     let shards: Vec<ShardScores> = (1..=8)
         .map(|index| {
             let shard = Shard { index, of: 8 };
-            ShardScores::of(shard, &digest, &evaluation(&shard.select(&items)).run().unwrap()).unwrap()
+            let part = shard.select(&items);
+            ShardScores::of(shard, &items_digest(&part).unwrap(), &evaluation(&part).run().unwrap()).unwrap()
         })
         .collect();
     assert!(shards.iter().any(|s| s.ids.is_empty()), "some shard is empty");
     let scan = Pipeline::new().run(&items, &|_| {}).unwrap();
-    let (table, runs) = merge(&scan.rows.ids, &scan.digest, &shards).unwrap();
+    let (table, runs) = merge(&scan.rows.ids, &ShardDigests::of_items(&items, 8).unwrap(), &shards).unwrap();
     assert_eq!(table, whole.table);
     let statuses = |runs: &[dialeval_eval::FamilyRun]| runs.iter().map(|r| (r.family.clone(), std::mem::discriminant(&r.status))).collect::<Vec<_>>();
     assert_eq!(statuses(&runs), statuses(&whole.runs), "the empty shards' skipped families do not make the merged ones skipped");

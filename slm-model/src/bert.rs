@@ -389,6 +389,13 @@ impl Bert {
     }
 }
 
+/// Half-precision values widened to `f32`.
+fn widened<T>(half: &[T], convert: impl Fn(&[T], &mut [f32])) -> Vec<f32> {
+    let mut out = vec![0.0_f32; half.len()];
+    convert(half, &mut out);
+    out
+}
+
 /// Named tensors of one safetensors file.
 struct Weights<'a> {
     file: SafeTensors<'a>,
@@ -406,9 +413,9 @@ impl Weights<'_> {
         }
         let data = view.data();
         Ok(match view.dtype() {
-            Dtype::F32 => data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
-            Dtype::F16 => data.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
-            Dtype::BF16 => data.chunks_exact(2).map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
+            Dtype::F32 => crate::le::f32s(data),
+            Dtype::F16 => widened(&crate::le::f16s(data), half::slice::HalfFloatSliceExt::convert_to_f32_slice),
+            Dtype::BF16 => widened(&crate::le::bf16s(data), half::slice::HalfFloatSliceExt::convert_to_f32_slice),
             other => return Err(bad(format!("unsupported type {other:?}"))),
         })
     }
@@ -419,12 +426,13 @@ impl Weights<'_> {
     }
 
     /// PyTorch stores `[out, in]`; burn's `Linear` holds `[in, out]`.
-    /// Transposed here, in the loaded values, so that every parameter is a leaf tensor: one an
-    /// autodiff device can train (a tensor op's output cannot become a parameter there).
+    /// Transposed here, in the loaded values (by flex, a strided copy), so that every parameter
+    /// is a leaf tensor: one an autodiff device can train (a tensor op's output cannot become a
+    /// parameter there).
     fn linear(&self, linear: &mut Linear, name: &str, d_in: usize, d_out: usize, device: &Device) -> Result<()> {
         let stored = self.values(&format!("{name}.weight"), &[d_out, d_in])?;
-        let transposed: Vec<f32> = (0..d_in).flat_map(|i| (0..d_out).map(move |o| (i, o))).map(|(i, o)| stored[o * d_in + i]).collect();
-        linear.weight = Param::from_tensor(Tensor::from_data(TensorData::new(transposed, [d_in, d_out]), device));
+        let transposed = Tensor::<2>::from_data(TensorData::new(stored, [d_out, d_in]), &Device::flex()).transpose().into_data();
+        linear.weight = Param::from_tensor(Tensor::from_data(transposed, device));
         linear.bias = Some(self.param(&format!("{name}.bias"), [d_out], device)?);
         Ok(())
     }

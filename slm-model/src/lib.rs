@@ -41,6 +41,7 @@ pub mod data;
 mod error;
 pub mod fast_gelu;
 pub mod finetune;
+mod le;
 pub mod model;
 pub mod ruber;
 mod runs;

@@ -201,10 +201,7 @@ impl EmbeddingCache {
         let mut bytes = vec![0_u8; 4 * n + 2 * n * self.dim];
         file.seek(SeekFrom::Start(slot.offset)).and_then(|_| file.read_exact(&mut bytes)).map_err(|e| Error::io(&self.path, e))?;
         let (ids, states) = bytes.split_at(4 * n);
-        Ok(Some(CachedText {
-            ids: ids.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
-            states: states.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]])).collect(),
-        }))
+        Ok(Some(CachedText { ids: crate::le::u32s(ids), states: crate::le::f16s(states) }))
     }
 
     /// The offset at which the next appended record starts: the file's length, read under the

@@ -14,13 +14,13 @@ use dialeval_datasets::{CorpusFormat, DialogueItem, Selection};
 use dialeval_llm_prompt::prompt::{Templates, Variant};
 use dialeval_llm_prompt::{CachedClient, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
 
-use crate::digest::items_digest;
 use crate::error::{Error, Result};
 use crate::families::LlmFamily;
 use crate::families::llm::LlmJudging;
 use crate::lock::OutputLock;
 use crate::models::{Built, FamilyName, JobFamilies, JobObserver, ModelBundle, ModelSettings, add_families};
-use crate::shard::{SHARD_FILE, Shard, ShardScores, merge};
+use crate::shard::{SHARD_FILE, Shard, ShardDigests, ShardScores, merge};
+use crate::source::Tapped;
 use crate::{Event, FamilyCache, ItemSource, JsonlSource, Pipeline, Report, RunSettings, Scored};
 
 /// The endpoint of the local LLM server (`scripts/llm_server.sh start`).
@@ -165,11 +165,8 @@ impl MainJob {
         self.run.check()?;
         let config = self.run.report_config()?;
         let _lock = self.lock(observe)?;
-        let (scored, corpus_digest, notes) = self.score(observe)?;
-        let shard_scores = match (self.shard, corpus_digest) {
-            (Some(shard), Some(digest)) => Some(ShardScores::of_scored(shard, &digest, &scored)?),
-            _ => None,
-        };
+        let (scored, notes) = self.score(observe)?;
+        let shard_scores = self.shard.map(|shard| ShardScores::of_scored(shard, &scored)).transpose()?;
         let report = Report::analyse(scored, &config, observe.event)?;
         report.write(&self.out)?;
         if let Some(scores) = shard_scores {
@@ -191,9 +188,8 @@ impl MainJob {
         };
         self.run.check()?;
         let _lock = self.lock(observe)?;
-        let (scored, corpus_digest, notes) = self.score(observe)?;
-        let digest = corpus_digest.ok_or_else(|| Error::Config("the shard's source read no whole corpus to digest".into()))?;
-        let scores = ShardScores::of_scored(shard, &digest, &scored)?;
+        let (scored, notes) = self.score(observe)?;
+        let scores = ShardScores::of_scored(shard, &scored)?;
         self.keep_shard(&scores, observe)?;
         Ok(MainJobShard { scores, notes })
     }
@@ -204,9 +200,9 @@ impl MainJob {
         Ok(())
     }
 
-    /// The corpus (or its shard) scored by every family, with the digest of the whole corpus
-    /// when the job has a shard (for the merge's check), and the notes on the inputs.
-    fn score(&self, observe: &MainJobObserver<'_>) -> Result<(Scored, Option<String>, Vec<String>)> {
+    /// The corpus (or its shard) scored by every family (with the digest of the items read, which
+    /// a shard's merge checks), and the notes on the inputs.
+    fn score(&self, observe: &MainJobObserver<'_>) -> Result<(Scored, Vec<String>)> {
         let (items, amr, amr_files, coverage, notes) = self.read(observe)?;
         let source = self.source(&items, &amr, &coverage, self.shard)?;
         let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&self.out.join("metrics"))?);
@@ -216,13 +212,7 @@ impl MainJob {
         let scored = pipeline.run_source(source.as_ref(), self.run.chunk, observe.event)?;
         let c = *coverage.lock().unwrap_or_else(PoisonError::into_inner);
         (observe.say)(&format!("AMR for {} of {} utterances", c.with_amr, c.turns));
-        let corpus_digest = match (self.shard, &items, source.corpus_digest()) {
-            (None, _, _) => None,
-            (Some(_), _, Some(digest)) => Some(digest),
-            (Some(_), Items::Loaded { all, .. }, None) => Some(items_digest(all)?),
-            (Some(_), Items::Streamed, None) => return Err(Error::Config("the shard's source read no whole corpus to digest".into())),
-        };
-        Ok((scored, corpus_digest, notes))
+        Ok((scored, notes))
     }
 
     /// The report of the whole corpus from its shards' folders (each scored by [`MainJob::run`]
@@ -239,9 +229,15 @@ impl MainJob {
         let _lock = self.lock(observe)?;
         let shards: Vec<ShardScores> = shards.iter().map(|d| ShardScores::read(d)).collect::<Result<_>>()?;
         let (items, amr, _, coverage, notes) = self.read(observe)?;
-        // One pass over the corpus, without families: its ids, human scores and digest.
-        let scan = Pipeline::new().run_source(self.source(&items, &amr, &coverage, None)?.as_ref(), self.run.chunk, observe.event)?;
-        let (table, runs) = merge(&scan.rows.ids, &scan.digest, &shards)?;
+        // One pass over the corpus, without families: its ids, human scores and digest, and the
+        // digest of each shard's items.
+        let of = shards.first().map_or(1, |s| s.shard.of);
+        let digests = Mutex::new(ShardDigests::new(of));
+        let tap = |chunk: &[DialogueItem]| digests.lock().unwrap_or_else(PoisonError::into_inner).add(chunk);
+        let source = self.source(&items, &amr, &coverage, None)?;
+        let scan = Pipeline::new().run_source(&Tapped::new(source.as_ref(), &tap), self.run.chunk, observe.event)?;
+        let digests = digests.into_inner().unwrap_or_else(PoisonError::into_inner).finish();
+        let (table, runs) = merge(&scan.rows.ids, &digests, &shards)?;
         (observe.say)(&format!("merged {} shards into {} items × {} metrics", shards.len(), table.items(), table.columns().len()));
         let report = Report::analyse(Scored { table, runs, ..scan }, &config, observe.event)?;
         report.write(&self.out)?;
@@ -303,8 +299,8 @@ impl MainJob {
         Ok(loaded.items)
     }
 
-    /// The items scored: the shard's or all, from memory or streamed (graphs attached and the
-    /// shard picked as they are read; with a shard, the whole corpus digested on the way).
+    /// The items scored: the shard's or all, from memory or streamed (the shard's items picked
+    /// by id before they are parsed, and graphs attached, as they are read).
     fn source<'s>(&self, items: &'s Items, amr: &Arc<AmrIndex>, coverage: &Arc<Mutex<Coverage>>, shard: Option<Shard>) -> Result<Box<dyn ItemSource + 's>> {
         if let Items::Loaded { all, part } = items {
             return Ok(Box::new(if shard.is_some() { part.as_slice() } else { all.as_slice() }));
@@ -318,8 +314,8 @@ impl MainJob {
             Ok(())
         });
         Ok(Box::new(match shard {
-            // One read: the shard's items, and the whole corpus's digest for the merge.
-            Some(shard) => jsonl.keep(move |item| shard.contains(&item.id)).digesting(),
+            // Only the shard's items are parsed in full; the others are passed over by id.
+            Some(shard) => jsonl.keep_ids(move |id| shard.contains(id)),
             None => jsonl.counted()?,
         }))
     }

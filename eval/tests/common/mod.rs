@@ -88,15 +88,16 @@ pub fn cut_free_files(dir: &std::path::Path) -> Vec<Vec<u8>> {
 /// The report of `items` cut into `shards` shards, each scored by `run` (a fresh evaluation of
 /// the shard's items) and merged as `evaluate merge` does.
 pub fn merged_report(items: &[DialogueItem], shards: usize, run: &dyn Fn(&[DialogueItem]) -> dialeval_eval::Report, config: &dialeval_metrics::report::ReportConfig) -> dialeval_eval::Report {
-    use dialeval_eval::shard::{Shard, ShardScores, merge};
-    let digest = dialeval_eval::digest::items_digest(items).unwrap_or_else(|e| panic!("{e}"));
+    use dialeval_eval::shard::{Shard, ShardDigests, ShardScores, merge};
     let parts: Vec<ShardScores> = (1..=shards)
         .map(|index| {
             let shard = Shard { index, of: shards };
-            ShardScores::of(shard, &digest, &run(&shard.select(items))).unwrap_or_else(|e| panic!("{e}"))
+            let part = shard.select(items);
+            let digest = dialeval_eval::digest::items_digest(&part).unwrap_or_else(|e| panic!("{e}"));
+            ShardScores::of(shard, &digest, &run(&part)).unwrap_or_else(|e| panic!("{e}"))
         })
         .collect();
     let scan = dialeval_eval::Pipeline::new().run(items, &|_| {}).unwrap_or_else(|e| panic!("{e}"));
-    let (table, runs) = merge(&scan.rows.ids, &scan.digest, &parts).unwrap_or_else(|e| panic!("merge of {shards} shards: {e}"));
+    let (table, runs) = merge(&scan.rows.ids, &ShardDigests::of_items(items, shards).unwrap_or_else(|e| panic!("{e}")), &parts).unwrap_or_else(|e| panic!("merge of {shards} shards: {e}"));
     dialeval_eval::Report::analyse(dialeval_eval::Scored { table, runs, ..scan }, config, &|_| {}).unwrap_or_else(|e| panic!("{e}"))
 }

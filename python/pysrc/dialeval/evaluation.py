@@ -165,8 +165,9 @@ def merge(
     ``dialeval evaluate merge`` builds it: the files in ``out`` are byte for byte those of one
     ``evaluate`` over all the items, ``report.md`` too but for its seconds.
 
-    ``items_or_path``, ``format`` and ``amr`` must be the shards' (the merge checks the corpus's digest);
-    ``bootstrap`` and ``chunk`` as for ``evaluate``. Raises as ``evaluate`` does; a shard that is
+    ``items_or_path``, ``format`` and ``amr`` must be the shards' (the merge checks each
+    shard's items against the corpus's items of that shard); ``bootstrap`` and ``chunk`` as
+    for ``evaluate``. Raises as ``evaluate`` does; a shard that is
     missing, of another corpus or of other settings is an ``InputError``.
     """
     _check_counts(bootstrap=bootstrap, chunk=chunk)
