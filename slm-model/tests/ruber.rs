@@ -110,7 +110,7 @@ fn every_configuration_learns_relatedness() {
     for embeddings in [Embeddings::Bert, Embeddings::Static] {
         for representation in [Representation::MaxPool, Representation::MeanPool, Representation::BiGru] {
             for objective in [Objective::CrossEntropy, Objective::Ranking] {
-                let config = RuberConfig { embeddings, representation, objective, static_dim: 8, gru_hidden: 8, epochs: 12, patience: 12, batch_size: 16, ..RuberConfig::default() };
+                let config = RuberConfig { embeddings, representation, objective, static_dim: 8, gru_hidden: 8, epochs: 8, patience: 8, batch_size: 16, ..RuberConfig::default() };
                 let out = dir.join(format!("{embeddings:?}-{representation:?}-{objective:?}"));
                 let started = std::time::Instant::now();
                 let logs = train_unreferenced(&RuberData { train: &train, dev: &dev, cache: &cache, vocab: 40 }, &config, &out, &|_, _, _| {}).unwrap();
