@@ -68,19 +68,34 @@ pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<DialogueItem>>> {
     Ok(items(JsonLines::open(path)?))
 }
 
-/// [`read`], passing over every line whose `id` `keep_id` refuses, without parsing the rest of
-/// it: a shard's items out of a whole corpus, the other shards' items never parsed. The id is
-/// read as [`read`] reads it (a string, a number, or `line-N` when absent); a line whose id
-/// cannot be read that way (not JSON, an id of another type) is parsed in full and comes out,
-/// with [`read`]'s error where it has one, so the caller filters the items too. Every line that
-/// comes out is checked as by [`read`], and duplicate ids among them are an error (an id's
-/// lines are kept or passed over together).
+/// [`read`], only the items whose `id` `keep_id` accepts, the other lines passed over without
+/// parsing the rest of them: a shard's items out of a whole corpus, the other shards' items
+/// never parsed. The id is read as [`read`] reads it (a string, a number, or `line-N` when
+/// absent). A line whose id cannot be read that way before parsing (not JSON, an id of another
+/// type, a key given twice) is parsed in full: its error comes out whoever keeps it, and an
+/// item it makes is kept or not by its parsed id. `keep_id` is asked once per non-blank line.
+/// Every line that comes out is checked as by [`read`], and duplicate ids among them are an
+/// error (an id's lines are kept or passed over together).
 ///
 /// # Errors
 /// As [`read`].
-pub fn read_where(path: &Path, mut keep_id: impl FnMut(&str) -> bool + 'static) -> Result<impl Iterator<Item = Result<DialogueItem>>> {
-    let pass_over = move |line: usize, text: &str| probe_id(line, text).is_some_and(|id| !keep_id(&id));
-    Ok(items(JsonLines::open(path)?.passing_over(Box::new(pass_over))))
+pub fn read_where(path: &Path, keep_id: impl FnMut(&str) -> bool + 'static) -> Result<impl Iterator<Item = Result<DialogueItem>>> {
+    use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
+    let keep_id = Rc::new(RefCell::new(keep_id));
+    // Whether the line the next item comes from had its id probed (and so was already kept).
+    let probed = Rc::new(Cell::new(false));
+    let (probe_keep, probe_probed) = (Rc::clone(&keep_id), Rc::clone(&probed));
+    let pass_over = move |line: usize, text: &str| {
+        let id = probe_id(line, text);
+        probe_probed.set(id.is_some());
+        id.is_some_and(|id| !(probe_keep.borrow_mut())(&id))
+    };
+    let items = items(JsonLines::open(path)?.passing_over(Box::new(pass_over)));
+    Ok(items.filter(move |item| match item {
+        Ok(item) if !probed.get() => (keep_id.borrow_mut())(&item.id),
+        _ => true,
+    }))
 }
 
 /// Only the `id` of an item's line (serde skips the other keys without building them).
@@ -185,6 +200,7 @@ mod tests {
             r#"{"id": "c", "contxt": ["a key misspelt on a line passed over"]}"#,
             r#"{"id": ["not", "an", "id"], "context": ["hi"], "response": "z"}"#,
             r#"{"id": "d", "context": ["hi"], "response": "z""#,
+            r#"{"id": "e", "id": "f", "context": ["hi"], "response": "an id given twice: the last one counts"}"#,
         ];
         std::fs::write(&path, lines.join("\n")).unwrap();
         let kept = |ids: &'static [&'static str]| -> Vec<std::result::Result<String, String>> {
@@ -200,7 +216,10 @@ mod tests {
         // What cannot be probed is parsed in full: its own error, at its own line.
         assert!(matches!(&got[3], Err(e) if e.contains("items.jsonl:7") && e.contains("$.id")), "{got:?}");
         assert!(matches!(&got[4], Err(e) if e.contains("items.jsonl:8")), "{got:?}");
+        // A line parsed in full because its id could not be probed is kept by its parsed id.
         assert_eq!(got.len(), 5, "{got:?}");
+        assert_eq!(kept(&["f"]).last(), Some(&Ok("f".to_owned())));
+        assert!(!kept(&["e"]).contains(&Ok("e".to_owned())));
         // The misspelt key is an error for whoever keeps its line, as for `read`.
         let c = kept(&["c"]);
         assert!(matches!(&c[0], Err(e) if e.contains("items.jsonl:6") && e.contains("contxt")), "{c:?}");

@@ -179,6 +179,13 @@ impl ShardDigests {
         Ok(())
     }
 
+    /// Adds `item`, the next of the corpus, by its line as [`crate::digest::ItemsDigest`] makes
+    /// it (the pipeline's own digest of the corpus shows it: each item serialised once).
+    pub(crate) fn add_line(&mut self, item: &DialogueItem, line: &[u8]) {
+        let of = self.digests.len();
+        self.digests[Shard::holding(&item.id, of).index - 1].add_line(line);
+    }
+
     /// The digests, shard 1 first.
     pub fn finish(self) -> Vec<String> {
         self.digests.into_iter().map(crate::digest::ItemsDigest::finish).collect()

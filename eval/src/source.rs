@@ -42,33 +42,6 @@ impl ItemSource for Vec<DialogueItem> {
     }
 }
 
-/// A source whose every chunk is also shown to `tap` before it goes on (the merge digests each
-/// shard's items as it reads the corpus for its scan).
-pub(crate) struct Tapped<'s> {
-    source: &'s dyn ItemSource,
-    tap: &'s (dyn Fn(&[DialogueItem]) -> Result<()> + Sync),
-}
-
-impl<'s> Tapped<'s> {
-    /// `source`'s chunks, each shown to `tap` first.
-    pub(crate) fn new(source: &'s dyn ItemSource, tap: &'s (dyn Fn(&[DialogueItem]) -> Result<()> + Sync)) -> Self {
-        Self { source, tap }
-    }
-}
-
-impl ItemSource for Tapped<'_> {
-    fn for_each_chunk(&self, size: usize, visit: &mut dyn FnMut(&[DialogueItem]) -> Result<()>) -> Result<()> {
-        self.source.for_each_chunk(size, &mut |chunk| {
-            (self.tap)(chunk)?;
-            visit(chunk)
-        })
-    }
-
-    fn len_hint(&self) -> Option<usize> {
-        self.source.len_hint()
-    }
-}
-
 /// What is done to each chunk as it is read: graphs attached, say.
 type Prepare = Box<dyn Fn(&mut [DialogueItem]) -> Result<()> + Sync>;
 /// Which items are kept.
@@ -205,8 +178,7 @@ impl ItemSource for JsonlSource {
         for item in items {
             let item = item.map_err(|e| dialeval_datasets::sniff::with_hint(e, &self.path, Corpus::Jsonl))?;
             read += 1;
-            // A line read in full because its id could not be probed is filtered here.
-            if self.keep_ids.as_ref().is_none_or(|keep| keep(&item.id)) && self.keep.as_ref().is_none_or(|keep| keep(&item)) {
+            if self.keep.as_ref().is_none_or(|keep| keep(&item)) {
                 out.push(item);
             }
             if out.len() == size {

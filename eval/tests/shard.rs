@@ -61,8 +61,15 @@ fn merged_shards_equal_a_single_run_byte_for_byte() {
     // Any order of the shards.
     let shards: Vec<ShardScores> = dirs.iter().rev().map(|d| ShardScores::read(d).unwrap()).collect();
     // What the merge knows of the corpus: one pass over it, without families.
-    let scan = Pipeline::new().run(&items, &|_| {}).unwrap();
+    let scan = Pipeline::new().digest_shards(3).run(&items, &|_| {}).unwrap();
     let digests = ShardDigests::of_items(&items, 3).unwrap();
+    // The scan's shard digests (one serialisation per item for both digests) are the shards'
+    // own, and its corpus digest is unchanged by computing them.
+    let shard_digests: Vec<String> = (1..=3).map(|index| items_digest(&Shard { index, of: 3 }.select(&items)).unwrap()).collect();
+    assert_eq!(scan.shard_digests, shard_digests);
+    assert_eq!(digests, shard_digests);
+    assert_eq!(scan.digest, items_digest(&items).unwrap());
+    assert!(Pipeline::new().run(&items, &|_| {}).unwrap().shard_digests.is_empty());
     let (table, runs) = merge(&scan.rows.ids, &digests, &shards).unwrap();
     let merged = temp("merged");
     Report::analyse(dialeval_eval::Scored { table, runs, ..scan.clone() }, &ReportConfig::default(), &|_| {}).unwrap().write(&merged).unwrap();

@@ -19,8 +19,7 @@ use crate::families::LlmFamily;
 use crate::families::llm::LlmJudging;
 use crate::lock::OutputLock;
 use crate::models::{Built, FamilyName, JobFamilies, JobObserver, ModelBundle, ModelSettings, add_families};
-use crate::shard::{SHARD_FILE, Shard, ShardDigests, ShardScores, merge};
-use crate::source::Tapped;
+use crate::shard::{SHARD_FILE, Shard, ShardScores, merge};
 use crate::{Event, FamilyCache, ItemSource, JsonlSource, Pipeline, Report, RunSettings, Scored};
 
 /// The endpoint of the local LLM server (`scripts/llm_server.sh start`).
@@ -232,12 +231,9 @@ impl MainJob {
         // One pass over the corpus, without families: its ids, human scores and digest, and the
         // digest of each shard's items.
         let of = shards.first().map_or(1, |s| s.shard.of);
-        let digests = Mutex::new(ShardDigests::new(of));
-        let tap = |chunk: &[DialogueItem]| digests.lock().unwrap_or_else(PoisonError::into_inner).add(chunk);
         let source = self.source(&items, &amr, &coverage, None)?;
-        let scan = Pipeline::new().run_source(&Tapped::new(source.as_ref(), &tap), self.run.chunk, observe.event)?;
-        let digests = digests.into_inner().unwrap_or_else(PoisonError::into_inner).finish();
-        let (table, runs) = merge(&scan.rows.ids, &digests, &shards)?;
+        let scan = Pipeline::new().digest_shards(of).run_source(source.as_ref(), self.run.chunk, observe.event)?;
+        let (table, runs) = merge(&scan.rows.ids, &scan.shard_digests, &shards)?;
         (observe.say)(&format!("merged {} shards into {} items × {} metrics", shards.len(), table.items(), table.columns().len()));
         let report = Report::analyse(Scored { table, runs, ..scan }, &config, observe.event)?;
         report.write(&self.out)?;
