@@ -25,11 +25,7 @@ impl<C: ChatClient> ChatClient for Counting<C> {
 
 #[test]
 fn the_local_server_gives_valid_graphs_or_typed_errors_and_resumes_from_the_cache() {
-    let Some(url) = std::env::var("DIALEVAL_LLM_URL").ok().filter(|u| !u.is_empty()) else {
-        assert!(std::env::var("DIALEVAL_REQUIRE_LLM").as_deref() != Ok("1"), "DIALEVAL_REQUIRE_LLM=1 but DIALEVAL_LLM_URL is not set");
-        eprintln!("SKIPPED: no DIALEVAL_LLM_URL (start scripts/llm_server.sh)");
-        return;
-    };
+    let Some(url) = dialeval_testkit::llm_url() else { return };
     let dir = std::env::temp_dir().join(format!("dialeval-amr-parse-live-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let sentences = ["Do you have any pets?", "ok"];

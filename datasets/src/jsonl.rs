@@ -73,7 +73,8 @@ pub fn read(path: &Path) -> Result<impl Iterator<Item = Result<DialogueItem>>> {
 /// never parsed. The id is read as [`read`] reads it (a string, a number, or `line-N` when
 /// absent). A line whose id cannot be read that way before parsing (not JSON, an id of another
 /// type, a key given twice) is parsed in full: its error comes out whoever keeps it, and an
-/// item it makes is kept or not by its parsed id. `keep_id` is asked once per non-blank line.
+/// item it makes is kept or not by its parsed id. `keep_id` is asked once per item, in the
+/// file's order (never for a line that is an error).
 /// Every line that comes out is checked as by [`read`], and duplicate ids among them are an
 /// error (an id's lines are kept or passed over together).
 ///
@@ -220,6 +221,18 @@ mod tests {
         assert_eq!(got.len(), 5, "{got:?}");
         assert_eq!(kept(&["f"]).last(), Some(&Ok("f".to_owned())));
         assert!(!kept(&["e"]).contains(&Ok("e".to_owned())));
+        // Asked once per item, in order: the probed ids, then the one parsed in full.
+        let asked = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let log = std::rc::Rc::clone(&asked);
+        let errors = read_where(&path, move |id| {
+            log.borrow_mut().push(id.to_owned());
+            false
+        })
+        .unwrap()
+        .filter(Result::is_err)
+        .count();
+        assert_eq!(*asked.borrow(), ["a", "b", "7", "line-5", "c", "f"]);
+        assert_eq!(errors, 2, "the lines that are errors come out whoever keeps what");
         // The misspelt key is an error for whoever keeps its line, as for `read`.
         let c = kept(&["c"]);
         assert!(matches!(&c[0], Err(e) if e.contains("items.jsonl:6") && e.contains("contxt")), "{c:?}");

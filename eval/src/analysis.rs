@@ -154,20 +154,27 @@ impl HumanScoresBuilder {
     /// Adds `items` (after those added before).
     pub fn add(&mut self, items: &[DialogueItem]) {
         for item in items {
-            for (c, (values, present)) in Criterion::ALL.iter().zip(&mut self.criteria) {
-                values.push(item.mean(*c).filter(|v| v.is_finite()));
-                *present |= item.rating(*c).is_some();
-            }
-            for r in item.ratings.iter().filter(|r| r.criterion.is_none()) {
-                if !self.named.iter().any(|(n, _)| *n == r.quality) {
-                    self.named.push((r.quality.clone(), vec![None; self.items]));
-                }
-            }
-            for (name, values) in &mut self.named {
-                values.push(item.ratings.iter().find(|r| r.criterion.is_none() && r.quality == *name).and_then(Rating::mean).filter(|v| v.is_finite()));
-            }
-            self.items += 1;
+            self.add_ratings(&item.ratings);
         }
+    }
+
+    /// Adds the next item by its ratings (a shard's items, put back in corpus order by the
+    /// merge): as [`HumanScoresBuilder::add`] adds an item with these ratings.
+    pub fn add_ratings(&mut self, ratings: &[Rating]) {
+        for (c, (values, present)) in Criterion::ALL.iter().zip(&mut self.criteria) {
+            let rating = ratings.iter().find(|r| r.criterion == Some(*c));
+            values.push(rating.and_then(Rating::mean).filter(|v| v.is_finite()));
+            *present |= rating.is_some();
+        }
+        for r in ratings.iter().filter(|r| r.criterion.is_none()) {
+            if !self.named.iter().any(|(n, _)| *n == r.quality) {
+                self.named.push((r.quality.clone(), vec![None; self.items]));
+            }
+        }
+        for (name, values) in &mut self.named {
+            values.push(ratings.iter().find(|r| r.criterion.is_none() && r.quality == *name).and_then(Rating::mean).filter(|v| v.is_finite()));
+        }
+        self.items += 1;
     }
 
     /// The human scores of the items added.

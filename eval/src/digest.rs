@@ -90,7 +90,7 @@ impl ItemsDigest {
     /// # Errors
     /// Never in practice (serialising these types cannot fail); kept typed.
     pub fn add(&mut self, items: &[DialogueItem]) -> Result<()> {
-        self.add_each(items, &mut |_, _| {})
+        self.add_with(items, None)
     }
 
     /// Adds `items` and returns their own [`items_digest`], each item serialised once for both
@@ -99,21 +99,12 @@ impl ItemsDigest {
     /// # Errors
     /// As [`ItemsDigest::add`].
     pub fn add_chunk(&mut self, items: &[DialogueItem]) -> Result<String> {
-        self.add_chunk_each(items, &mut |_, _| {})
-    }
-
-    /// [`ItemsDigest::add_chunk`], each item's digested line also shown to `each` (to feed
-    /// another digest of some of the items without serialising them again).
-    pub(crate) fn add_chunk_each(&mut self, items: &[DialogueItem], each: &mut dyn FnMut(&DialogueItem, &[u8])) -> Result<String> {
         let mut chunk = Sha256::new();
-        self.add_each(items, &mut |item, line| {
-            chunk.update(line);
-            each(item, line);
-        })?;
+        self.add_with(items, Some(&mut chunk))?;
         Ok(hex(&chunk.finalize()))
     }
 
-    fn add_each(&mut self, items: &[DialogueItem], each: &mut dyn FnMut(&DialogueItem, &[u8])) -> Result<()> {
+    fn add_with(&mut self, items: &[DialogueItem], mut chunk: Option<&mut Sha256>) -> Result<()> {
         for i in items {
             let key = ItemKey { id: &i.id, context: &i.context, response: i.response.as_ref(), references: &i.references, knowledge: i.knowledge.as_deref(), system: i.system.as_deref() };
             self.buffer.clear();
@@ -121,15 +112,11 @@ impl ItemsDigest {
             // One JSON value per line: no item's text can run into the next one's.
             self.buffer.push(b'\n');
             self.hasher.update(&self.buffer);
-            each(i, &self.buffer);
+            if let Some(chunk) = chunk.as_deref_mut() {
+                chunk.update(&self.buffer);
+            }
         }
         Ok(())
-    }
-
-    /// Adds one item's line as [`ItemsDigest::add`] makes it (shown by
-    /// [`ItemsDigest::add_chunk_each`]).
-    pub(crate) fn add_line(&mut self, line: &[u8]) {
-        self.hasher.update(line);
     }
 
     /// The digest, hex.

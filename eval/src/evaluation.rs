@@ -146,8 +146,17 @@ impl Report {
     /// # Errors
     /// [`crate::Error::Setting`] for a bad configuration; otherwise as [`Analysis::of`].
     pub fn analyse(scored: Scored, config: &ReportConfig, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<Self> {
-        crate::settings::check_report(config)?;
         let Scored { table, runs, rows, human, .. } = scored;
+        Self::analyse_parts(table, runs, rows, human, config, observe)
+    }
+
+    /// [`Report::analyse`] of a table, its family runs, its items' rows and human scores (what
+    /// [`crate::shard::merge_placed`] puts back together).
+    ///
+    /// # Errors
+    /// As [`Report::analyse`].
+    pub fn analyse_parts(table: ScoreTable, runs: Vec<FamilyRun>, rows: ItemRows, human: HumanScores, config: &ReportConfig, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<Self> {
+        crate::settings::check_report(config)?;
         let analysis = Analysis::of_with_progress(AnalysisInput::of(&table, &human, &rows), config, &|done, total| observe(Event::Analysis { done, total }))?;
         Ok(Self { rows, table, runs, human, analysis })
     }

@@ -23,7 +23,6 @@ use crate::digest::ItemsDigest;
 use crate::error::{Error, Result};
 use crate::family::{ErasedFamily, FamilyOutput, MetricFamily, ModelUse, Note, Whole, merge_notes, shown_notes};
 use crate::rows::ItemRows;
-use crate::shard::ShardDigests;
 use crate::source::ItemSource;
 use crate::table::{Column, MetricName, ScoreTable};
 
@@ -210,9 +209,6 @@ pub struct Scored {
     pub human: HumanScores,
     /// [`items_digest`](crate::digest::items_digest) of all the items read.
     pub digest: String,
-    /// The digest of each shard's items, shard 1 first, when the run was asked for them
-    /// ([`Pipeline::digest_shards`]; what a merge checks each shard against); empty otherwise.
-    pub shard_digests: Vec<String>,
 }
 
 /// Metric families to run over a corpus, with an optional cache.
@@ -220,8 +216,6 @@ pub struct Scored {
 pub struct Pipeline {
     families: Vec<Entry>,
     cache: Option<FamilyCache>,
-    /// Into how many shards [`Scored::shard_digests`] cuts the items (none: not computed).
-    shard_digests: Option<usize>,
 }
 
 /// A family to run, or one recorded as left out (kept in order for the report).
@@ -255,14 +249,6 @@ impl Pipeline {
     #[must_use]
     pub fn with_cache(mut self, cache: FamilyCache) -> Self {
         self.cache = Some(cache);
-        self
-    }
-
-    /// Also digests the items of each of `of` shards ([`Scored::shard_digests`]), each item
-    /// serialised once for these and the corpus digest: a merge's scan of the corpus.
-    #[must_use]
-    pub fn digest_shards(mut self, of: usize) -> Self {
-        self.shard_digests = Some(of);
         self
     }
 
@@ -308,7 +294,6 @@ impl Pipeline {
             })
             .collect::<Result<_>>()?;
         let (mut rows, mut human, mut digest) = (ItemRows::default(), HumanScoresBuilder::default(), ItemsDigest::new());
-        let mut shard_digests = self.shard_digests.map(ShardDigests::new);
         let total = source.len_hint();
         let chunks = std::cell::Cell::new(0);
         let mut chunk = |items: &[DialogueItem]| -> Result<()> {
@@ -316,10 +301,7 @@ impl Pipeline {
             observe(Event::Chunk { index, first_item: rows.len(), items: items.len(), total });
             rows.add(items);
             human.add(items);
-            let chunk_digest = match &mut shard_digests {
-                Some(shards) => digest.add_chunk_each(items, &mut |item, line| shards.add_line(item, line))?,
-                None => digest.add_chunk(items)?,
-            };
+            let chunk_digest = digest.add_chunk(items)?;
             for (entry, state) in self.families.iter().zip(&mut states) {
                 if let (Entry::Run(f), Some(state)) = (entry, state) {
                     self.run_chunk(f.as_ref(), state, items, &chunk_digest, observe)?;
@@ -347,7 +329,7 @@ impl Pipeline {
         }
         // A part's family ran when it was added (not left out), even if it scored no item.
         let table = crate::combination::with_combinations(table, |family| self.families.iter().any(|e| matches!(e, Entry::Run(f) if f.name() == family)))?;
-        Ok(Scored { table, runs, rows, human: human.finish(), digest: digest.finish(), shard_digests: shard_digests.map(ShardDigests::finish).unwrap_or_default() })
+        Ok(Scored { table, runs, rows, human: human.finish(), digest: digest.finish() })
     }
 
     /// One family over one chunk: from the cache, or computed (and stored when complete).

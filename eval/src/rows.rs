@@ -28,11 +28,17 @@ impl ItemRows {
     /// Adds the rows of `items` (after those added before).
     pub fn add(&mut self, items: &[DialogueItem]) {
         for i in items {
-            self.ids.push(i.id.clone());
-            self.systems.push(i.system.clone());
-            self.responses.push(i.response.as_ref().map(|r| r.text.clone()));
-            self.lengths.push(i.response.as_ref().map(|r| dialeval_common::word_count(&r.text) as f64));
+            self.push(i.id.clone(), i.system.clone(), i.response.as_ref().map(|r| r.text.clone()));
         }
+    }
+
+    /// Adds the row of an item with id `id`, system `system` and response text `response`
+    /// (a shard's rows, put back in corpus order by the merge).
+    pub fn push(&mut self, id: String, system: Option<String>, response: Option<String>) {
+        self.lengths.push(response.as_deref().map(|r| dialeval_common::word_count(r) as f64));
+        self.ids.push(id);
+        self.systems.push(system);
+        self.responses.push(response);
     }
 
     /// Items.

@@ -1,7 +1,10 @@
 //! A corpus split across machines: each of `n` shards scores the items whose id hashes to it
 //! ([`Shard`]), leaves its score table in `shard.json` ([`ShardScores`]), and [`merge`] puts
 //! the tables back together in corpus order, so that the merged report is the one a single
-//! machine would have written.
+//! machine would have written. The main job's shards also say where their items are in the
+//! corpus file and carry their rows and ratings ([`Placement`]), so that its merge
+//! ([`merge_placed`]) reads the shards and only the bytes of the corpus, never parses it: the
+//! merge on one machine stays small beside shards on many.
 //!
 //! **Exactness.** A family whose score of an item depends on that item alone (length,
 //! lexical, Smatch, the embedding metrics, BERT-RUBER's unreferenced and referenced scores, the
@@ -25,12 +28,14 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::str::FromStr;
 
-use dialeval_datasets::DialogueItem;
+use dialeval_datasets::{DialogueItem, Rating};
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::HumanScores;
 use crate::error::{Error, Result};
 use crate::family::{Note, merge_notes};
 use crate::pipeline::{FamilyRun, FamilyStatus};
+use crate::rows::ItemRows;
 use crate::table::{Column, MetricName, ScoreTable};
 
 /// Shard `index` (1-based) of `of`.
@@ -89,9 +94,10 @@ pub struct ShardScores {
     /// Which shard.
     pub shard: Shard,
     /// [`items_digest`](crate::digest::items_digest) of the shard's items (graphs attached), which
-    /// the merge checks against the same items of the corpus it is given. Empty in a
-    /// `shard.json` of an earlier version (which held the whole corpus's digest instead): the
-    /// merge asks for the shard to be scored again.
+    /// [`merge`] checks against the same items of the corpus it is given (the main job's
+    /// [`merge_placed`] checks the corpus file's bytes instead: [`ShardScores::placement`]).
+    /// Empty in a `shard.json` of an earlier version (which held the whole corpus's digest
+    /// instead): the merge asks for the shard to be scored again.
     #[serde(default)]
     pub digest: String,
     /// The shard's item ids, in corpus order (one row of `columns` each).
@@ -100,6 +106,57 @@ pub struct ShardScores {
     pub columns: Vec<Column>,
     /// How each family went.
     pub runs: Vec<FamilyRun>,
+    /// Where its items are in the corpus file, and what a report needs of them besides their
+    /// scores: what lets [`merge_placed`] merge without reading the corpus again. Written by
+    /// the main job's shards; `None` for a shard of items in memory ([`ShardScores::of`]) and
+    /// in a `shard.json` of an earlier version.
+    #[serde(default)]
+    pub placement: Option<Placement>,
+}
+
+/// Where a shard's items are in the corpus file it was cut from, and their rows and ratings
+/// ([`ShardScores::placement`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    /// The corpus file: the sha256 of its bytes and its number of items (all shards').
+    pub corpus: CorpusPrint,
+    /// The sha256 of each AMR file the items' graphs were read from, in the order given.
+    pub amr: Vec<String>,
+    /// Each item's place among the corpus's items (0-based), ascending; one per id.
+    pub positions: Vec<usize>,
+    /// Each item's system, where named.
+    pub systems: Vec<Option<String>>,
+    /// Each item's response text (`None` for a dialogue-level item).
+    pub responses: Vec<Option<String>>,
+    /// Each item's human ratings.
+    pub ratings: Vec<Vec<Rating>>,
+}
+
+/// The identity of a corpus file for a merge: the sha256 of its bytes and its items.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CorpusPrint {
+    /// sha256 of the file's bytes, hex.
+    pub sha256: String,
+    /// Items in the file.
+    pub items: usize,
+}
+
+impl Placement {
+    /// No items yet, of the corpus file `corpus` (its item count as far as it has been read),
+    /// with graphs from the AMR files of sha256 `amr`.
+    pub fn new(corpus: CorpusPrint, amr: Vec<String>) -> Self {
+        Self { corpus, amr, positions: Vec::new(), systems: Vec::new(), responses: Vec::new(), ratings: Vec::new() }
+    }
+
+    /// Adds the rows and ratings of `items`, the next of the shard (their positions are added
+    /// to [`Placement::positions`] as they are found).
+    pub fn add(&mut self, items: &[DialogueItem]) {
+        for i in items {
+            self.systems.push(i.system.clone());
+            self.responses.push(i.response.as_ref().map(|r| r.text.clone()));
+            self.ratings.push(i.ratings.clone());
+        }
+    }
 }
 
 /// The file name of a shard's scores in its output folder.
@@ -129,7 +186,21 @@ impl ShardScores {
         if table.items() != ids.len() {
             return Err(Error::Column { metric: "<table>".into(), problem: format!("{} rows for the {} items of shard {shard}", table.items(), ids.len()) });
         }
-        Ok(Self { shard, digest: digest.to_owned(), ids: ids.to_vec(), columns: table.columns().to_vec(), runs: runs.to_vec() })
+        Ok(Self { shard, digest: digest.to_owned(), ids: ids.to_vec(), columns: table.columns().to_vec(), runs: runs.to_vec(), placement: None })
+    }
+
+    /// These scores with `placement`, the place of their items in the corpus file.
+    ///
+    /// # Errors
+    /// [`Error::Column`] when `placement` does not have one entry per item.
+    pub fn placed(mut self, placement: Placement) -> Result<Self> {
+        let n = self.ids.len();
+        let lengths = [placement.positions.len(), placement.systems.len(), placement.responses.len(), placement.ratings.len()];
+        if lengths.iter().any(|&l| l != n) {
+            return Err(Error::Column { metric: "<placement>".into(), problem: format!("{lengths:?} entries for the {n} items of shard {}", self.shard) });
+        }
+        self.placement = Some(placement);
+        Ok(self)
     }
 
     /// Writes `dir/shard.json`.
@@ -179,13 +250,6 @@ impl ShardDigests {
         Ok(())
     }
 
-    /// Adds `item`, the next of the corpus, by its line as [`crate::digest::ItemsDigest`] makes
-    /// it (the pipeline's own digest of the corpus shows it: each item serialised once).
-    pub(crate) fn add_line(&mut self, item: &DialogueItem, line: &[u8]) {
-        let of = self.digests.len();
-        self.digests[Shard::holding(&item.id, of).index - 1].add_line(line);
-    }
-
     /// The digests, shard 1 first.
     pub fn finish(self) -> Vec<String> {
         self.digests.into_iter().map(crate::digest::ItemsDigest::finish).collect()
@@ -206,7 +270,9 @@ impl ShardDigests {
 /// [`Pipeline`](crate::Pipeline) run without families over it: [`crate::Scored`]) and
 /// per-shard item digests `digests` ([`ShardDigests`] over the same pass, shard 1 first), from
 /// the tables of all its shards, and the family runs (seconds added, the families' notes added
-/// up as one run's, each shard's events prefixed with the shard).
+/// up as one run's, each shard's events prefixed with the shard). The merge of shards of items
+/// in memory; the main job's shards, which know where their items are in the corpus file,
+/// merge without it ([`merge_placed`]).
 ///
 /// # Errors
 /// [`Error::Config`] when the shards are not exactly 1..=n of one split of this corpus (a
@@ -216,12 +282,107 @@ impl ShardDigests {
 /// metric that a shard lacks only because its items have nothing for it, BERT-RUBER-ref in a
 /// shard without references, is empty there, as in a single run).
 pub fn merge(ids: &[String], digests: &[String], shards: &[ShardScores]) -> Result<(ScoreTable, Vec<FamilyRun>)> {
-    let Some(first) = shards.first() else { return Err(Error::Config("merge: no shards given".into())) };
-    let of = first.shard.of;
-    let mut seen = vec![false; of];
+    let of = check_split(shards)?;
     if digests.len() != of {
         return Err(Error::Config(format!("merge: {} item digests for a split into {of} shards", digests.len())));
     }
+    for s in shards {
+        if s.digest.is_empty() {
+            return Err(Error::Config(format!("merge: shard {}'s shard.json was written by an earlier version of dialeval (it has no digest of its items): score the shard again", s.shard)));
+        }
+        if s.digest != digests[s.shard.index - 1] {
+            return Err(Error::Config(format!("merge: shard {} was cut from another corpus (or other AMR) than the one given: its items differ from the corpus's items of that shard", s.shard)));
+        }
+    }
+    merge_tables(ids, shards)
+}
+
+/// What [`merge_placed`] puts back together: a whole run's rows, human scores, score table and
+/// family runs.
+#[derive(Debug)]
+pub struct Merged {
+    /// Id, system, response and length of every item of the corpus, in its order.
+    pub rows: ItemRows,
+    /// The items' human scores.
+    pub human: HumanScores,
+    /// Items × metrics.
+    pub table: ScoreTable,
+    /// One entry per family, as [`merge`] gives them.
+    pub runs: Vec<FamilyRun>,
+}
+
+/// The whole corpus's rows, human scores, score table and family runs from its shards'
+/// [`Placement`]s, without reading the corpus: what [`merge`] gives, with the rows and human
+/// scores a run over the corpus file gives. `corpus_sha256` is the sha256 of the corpus file's
+/// bytes (every shard must have been cut from that file) and `amr` the sha256 of each AMR file
+/// given (every shard's graphs must come from those). The shards' positions must cover the
+/// corpus's items exactly once.
+///
+/// # Errors
+/// As [`merge`]; [`Error::Config`] when a shard has no placement (a `shard.json` of an earlier
+/// version), was cut from another corpus file or scored with other AMR files, or the shards'
+/// items are not each of the corpus's items once.
+pub fn merge_placed(corpus_sha256: &str, amr: &[String], shards: &[ShardScores]) -> Result<Merged> {
+    check_split(shards)?;
+    let mut placed = Vec::with_capacity(shards.len());
+    for s in shards {
+        let Some(p) = &s.placement else {
+            return Err(Error::Config(format!(
+                "merge: shard {}'s shard.json was written by an earlier version of dialeval (it does not say where its items are in the corpus): score the shard again",
+                s.shard
+            )));
+        };
+        if p.corpus.sha256 != corpus_sha256 {
+            return Err(Error::Config(format!("merge: shard {} was cut from another corpus than the one given (the file's bytes differ)", s.shard)));
+        }
+        if p.amr != amr {
+            return Err(Error::Config(format!(
+                "merge: shard {} was scored with other AMR files ({} of them) than the {} given to the merge (give the merge the shards' --amr files, in their order)",
+                s.shard,
+                p.amr.len(),
+                amr.len()
+            )));
+        }
+        let n = s.ids.len();
+        if [p.positions.len(), p.systems.len(), p.responses.len(), p.ratings.len()].iter().any(|&l| l != n) || p.positions.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(Error::Config(format!("merge: shard {}'s placement does not fit its {n} items (a damaged shard.json?)", s.shard)));
+        }
+        placed.push(p);
+    }
+    let items = placed[0].corpus.items;
+    if let Some((s, _)) = shards.iter().zip(&placed).find(|(_, p)| p.corpus.items != items) {
+        return Err(Error::Config(format!("merge: shard {} counts another number of items in the corpus than shard {} (a damaged shard.json?)", s.shard, shards[0].shard)));
+    }
+    // Each corpus position's (shard, row): every position once.
+    let mut at: Vec<Option<(usize, usize)>> = vec![None; items];
+    for (k, p) in placed.iter().enumerate() {
+        for (row, &position) in p.positions.iter().enumerate() {
+            match at.get_mut(position) {
+                Some(slot @ None) => *slot = Some((k, row)),
+                Some(Some((other, _))) => return Err(Error::Config(format!("merge: item {} of the corpus is in shard {} and in shard {}", position + 1, shards[*other].shard, shards[k].shard))),
+                None => return Err(Error::Config(format!("merge: shard {} places an item at {} of a corpus of {items} items (a damaged shard.json?)", shards[k].shard, position + 1))),
+            }
+        }
+    }
+    let (mut rows, mut human) = (ItemRows::default(), crate::analysis::HumanScoresBuilder::default());
+    for (position, slot) in at.iter().enumerate() {
+        let Some((k, row)) = *slot else {
+            return Err(Error::Config(format!("merge: item {} of the corpus is in no shard", position + 1)));
+        };
+        let p = placed[k];
+        rows.push(shards[k].ids[row].clone(), p.systems[row].clone(), p.responses[row].clone());
+        human.add_ratings(&p.ratings[row]);
+    }
+    let (table, runs) = merge_tables(&rows.ids, shards)?;
+    Ok(Merged { rows, human: human.finish(), table, runs })
+}
+
+/// The checks every merge makes of its shards: one split, each of its shards once, tables
+/// that fit their items, families run alike. The number of shards in the split.
+fn check_split(shards: &[ShardScores]) -> Result<usize> {
+    let Some(first) = shards.first() else { return Err(Error::Config("merge: no shards given".into())) };
+    let of = first.shard.of;
+    let mut seen = vec![false; of];
     for s in shards {
         if s.shard.of != of {
             return Err(Error::Config(format!("merge: shard {} is of another split than {}", s.shard, first.shard)));
@@ -231,12 +392,6 @@ pub fn merge(ids: &[String], digests: &[String], shards: &[ShardScores]) -> Resu
         }
         if std::mem::replace(&mut seen[s.shard.index - 1], true) {
             return Err(Error::Config(format!("merge: shard {} given twice", s.shard)));
-        }
-        if s.digest.is_empty() {
-            return Err(Error::Config(format!("merge: shard {}'s shard.json was written by an earlier version of dialeval (it has no digest of its items): score the shard again", s.shard)));
-        }
-        if s.digest != digests[s.shard.index - 1] {
-            return Err(Error::Config(format!("merge: shard {} was cut from another corpus (or other AMR) than the one given: its items differ from the corpus's items of that shard", s.shard)));
         }
         if let Some(c) = s.columns.iter().find(|c| c.values.len() != s.ids.len()) {
             return Err(Error::Config(format!("merge: shard {} has {} values of {} for its {} items (a damaged shard.json?)", s.shard, c.values.len(), c.metric, s.ids.len())));
@@ -270,6 +425,13 @@ pub fn merge(ids: &[String], digests: &[String], shards: &[ShardScores]) -> Resu
     if let Some(missing) = seen.iter().position(|s| !s) {
         return Err(Error::Config(format!("merge: shard {}/{of} is missing", missing + 1)));
     }
+    Ok(of)
+}
+
+/// The table and runs of the corpus with item ids `ids` from its shards' (checked by
+/// [`check_split`]).
+fn merge_tables(ids: &[String], shards: &[ShardScores]) -> Result<(ScoreTable, Vec<FamilyRun>)> {
+    let scoring: Vec<&ShardScores> = shards.iter().filter(|s| !s.ids.is_empty()).collect();
     // Where each item's row is: (shard, row).
     let mut at: HashMap<&str, (usize, usize)> = HashMap::new();
     for (k, s) in shards.iter().enumerate() {

@@ -123,9 +123,10 @@ impl JsonlSource {
 
     /// Keeps only the items whose id `keep` accepts, and never parses (nor prepares) the others
     /// beyond their id ([`dialeval_datasets::jsonl::read_where`]): a shard reads its own items
-    /// out of the whole corpus at the cost of theirs. An item line another shard keeps is not
-    /// checked here (its own shard, and the merge, check it); a line that is not JSON is an
-    /// error in every shard.
+    /// out of the whole corpus at the cost of theirs. `keep` is asked once per item line, in
+    /// the file's order (so it can count the corpus's items and place the kept ones). An item
+    /// line another shard keeps is not checked here (its own shard checks it); a line that is
+    /// not JSON is an error in every shard.
     #[must_use]
     pub fn keep_ids(mut self, keep: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
         self.keep_ids = Some(std::sync::Arc::new(keep));

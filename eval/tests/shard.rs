@@ -61,15 +61,8 @@ fn merged_shards_equal_a_single_run_byte_for_byte() {
     // Any order of the shards.
     let shards: Vec<ShardScores> = dirs.iter().rev().map(|d| ShardScores::read(d).unwrap()).collect();
     // What the merge knows of the corpus: one pass over it, without families.
-    let scan = Pipeline::new().digest_shards(3).run(&items, &|_| {}).unwrap();
+    let scan = Pipeline::new().run(&items, &|_| {}).unwrap();
     let digests = ShardDigests::of_items(&items, 3).unwrap();
-    // The scan's shard digests (one serialisation per item for both digests) are the shards'
-    // own, and its corpus digest is unchanged by computing them.
-    let shard_digests: Vec<String> = (1..=3).map(|index| items_digest(&Shard { index, of: 3 }.select(&items)).unwrap()).collect();
-    assert_eq!(scan.shard_digests, shard_digests);
-    assert_eq!(digests, shard_digests);
-    assert_eq!(scan.digest, items_digest(&items).unwrap());
-    assert!(Pipeline::new().run(&items, &|_| {}).unwrap().shard_digests.is_empty());
     let (table, runs) = merge(&scan.rows.ids, &digests, &shards).unwrap();
     let merged = temp("merged");
     Report::analyse(dialeval_eval::Scored { table, runs, ..scan.clone() }, &ReportConfig::default(), &|_| {}).unwrap().write(&merged).unwrap();
@@ -121,6 +114,64 @@ fn a_shard_without_items_merges_with_the_others() {
     assert_eq!(table, whole.table);
     let statuses = |runs: &[dialeval_eval::FamilyRun]| runs.iter().map(|r| (r.family.clone(), std::mem::discriminant(&r.status))).collect::<Vec<_>>();
     assert_eq!(statuses(&runs), statuses(&whole.runs), "the empty shards' skipped families do not make the merged ones skipped");
+}
+
+/// The main job's merge: shards that say where their items are in the corpus file, and carry
+/// their rows and ratings, merge into the whole run without the corpus being read again.
+#[test]
+fn placed_shards_merge_without_the_corpus_and_refuse_another_one() {
+    use dialeval_eval::shard::{CorpusPrint, Placement, merge_placed};
+    let items = corpus();
+    let whole = evaluation(&items).run().unwrap();
+    let print = CorpusPrint { sha256: "c0ffee".into(), items: items.len() };
+    let amr = vec!["a1".to_owned()];
+    let shards: Vec<ShardScores> = (1..=3)
+        .map(|index| {
+            let shard = Shard { index, of: 3 };
+            let part = shard.select(&items);
+            let mut placement = Placement::new(print.clone(), amr.clone());
+            placement.positions = items.iter().enumerate().filter(|(_, i)| shard.contains(&i.id)).map(|(k, _)| k).collect();
+            placement.add(&part);
+            ShardScores::of(shard, &items_digest(&part).unwrap(), &evaluation(&part).run().unwrap()).unwrap().placed(placement).unwrap()
+        })
+        .rev()
+        .collect();
+    let merged = merge_placed("c0ffee", &amr, &shards).unwrap();
+    assert_eq!(merged.table, whole.table);
+    assert_eq!(merged.rows, whole.rows);
+    assert_eq!(merged.human, whole.human);
+    let report = Report::analyse_parts(merged.table, merged.runs, merged.rows, merged.human, &ReportConfig::default(), &|_| {}).unwrap();
+    assert_eq!(report.analysis, whole.analysis);
+
+    let err = |corpus: &str, amr: &[String], shards: &[ShardScores]| merge_placed(corpus, amr, shards).unwrap_err().to_string();
+    assert!(err("0ther", &amr, &shards).contains("another corpus"), "{}", err("0ther", &amr, &shards));
+    assert!(err("c0ffee", &[], &shards).contains("other AMR files"), "{}", err("c0ffee", &[], &shards));
+    assert!(err("c0ffee", &amr, &shards[..2]).contains("missing"));
+    let mut old = shards.clone();
+    old[1].placement = None;
+    assert!(err("c0ffee", &amr, &old).contains("earlier version"), "{}", err("c0ffee", &amr, &old));
+    // Two shards claiming one place, a place past the corpus, a count that disagrees.
+    let mut twice = shards.clone();
+    let first = shards[0].placement.as_ref().unwrap().positions[0];
+    twice[1].placement.as_mut().unwrap().positions[0] = first;
+    twice[1].placement.as_mut().unwrap().positions.sort_unstable();
+    let e = err("c0ffee", &amr, &twice);
+    assert!(e.contains(&format!("item {} of the corpus is in shard", first + 1)), "{e}");
+    let mut past = shards.clone();
+    *past[2].placement.as_mut().unwrap().positions.last_mut().unwrap() = items.len() + 5;
+    assert!(err("c0ffee", &amr, &past).contains("places an item at"), "{}", err("c0ffee", &amr, &past));
+    let mut count = shards.clone();
+    count[0].placement.as_mut().unwrap().corpus.items += 1;
+    assert!(err("c0ffee", &amr, &count).contains("another number of items"), "{}", err("c0ffee", &amr, &count));
+    let mut short = shards.clone();
+    short[0].placement.as_mut().unwrap().ratings.pop();
+    assert!(err("c0ffee", &amr, &short).contains("does not fit"), "{}", err("c0ffee", &amr, &short));
+    // A placement that leaves an item of the corpus out.
+    let mut gap = shards.clone();
+    for p in gap.iter_mut().filter_map(|s| s.placement.as_mut()) {
+        p.corpus.items += 1;
+    }
+    assert!(err("c0ffee", &amr, &gap).contains(&format!("item {} of the corpus is in no shard", items.len() + 1)), "{}", err("c0ffee", &amr, &gap));
 }
 
 #[cfg(feature = "slm")]

@@ -64,17 +64,6 @@ fn all_criteria_and_variants_render_from_real_usr_items() {
 /// The live tests share one single-slot server: run them one at a time.
 static SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn live_url() -> Option<String> {
-    match std::env::var("DIALEVAL_LLM_URL") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            assert!(std::env::var("DIALEVAL_REQUIRE_LLM").as_deref() != Ok("1"), "DIALEVAL_REQUIRE_LLM=1 but DIALEVAL_LLM_URL is not set");
-            eprintln!("SKIPPED: set DIALEVAL_LLM_URL to a running OpenAI-compatible server (scripts/llm_server.sh starts one)");
-            None
-        }
-    }
-}
-
 /// Prompts of about 450 tokens: SmolLM2-135M reads about 90 prompt tokens a second on one CPU
 /// thread, and these tests are about the protocol, not the prompt.
 fn small_prompts() -> JudgeConfig {
@@ -104,7 +93,7 @@ impl<C: ChatClient> ChatClient for Counting<C> {
 #[test]
 fn live_parse_and_logprob_scoring_respect_their_invariants() {
     let _serial = SERVER.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let (Some(url), Some(inputs)) = (live_url(), usr_inputs(1)) else { return };
+    let (Some(url), Some(inputs)) = (dialeval_testkit::llm_url(), usr_inputs(1)) else { return };
     let judge = Judge::new(live_client(&url), Templates::builtin().unwrap(), small_prompts());
     let (mut tokens, mut millis, mut calls) = (0_u64, 0.0, 0);
     for input in &inputs {
@@ -134,7 +123,7 @@ fn live_parse_and_logprob_scoring_respect_their_invariants() {
 #[test]
 fn live_logprobs_are_log_probabilities_and_temperature_zero_repeats() {
     let _serial = SERVER.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let Some(url) = live_url() else { return };
+    let Some(url) = dialeval_testkit::llm_url() else { return };
     let client = live_client(&url);
     let request = ChatRequest {
         model: "smollm2-135m".into(),
@@ -158,7 +147,7 @@ fn live_logprobs_are_log_probabilities_and_temperature_zero_repeats() {
 #[test]
 fn live_batch_resumes_from_the_cache_without_repeating_calls() {
     let _serial = SERVER.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let (Some(url), Some(inputs)) = (live_url(), usr_inputs(3)) else { return };
+    let (Some(url), Some(inputs)) = (dialeval_testkit::llm_url(), usr_inputs(3)) else { return };
     let dir = std::env::temp_dir().join(format!("dialeval-live-cache-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let criteria = [Criterion::Coherence, Criterion::Naturalness];
@@ -201,7 +190,7 @@ impl<C: ChatClient> ChatClient for Limits<C> {
 #[test]
 fn live_multi_asks_once_with_room_for_every_criterion() {
     let _serial = SERVER.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let (Some(url), Some(inputs)) = (live_url(), usr_inputs(1)) else { return };
+    let (Some(url), Some(inputs)) = (dialeval_testkit::llm_url(), usr_inputs(1)) else { return };
     let config = small_prompts();
     let limits = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let judge = Judge::new(Limits { inner: live_client(&url), max_tokens: limits.clone() }, Templates::builtin().unwrap(), config.clone());

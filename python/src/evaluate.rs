@@ -63,7 +63,7 @@ fn interruptible<T: Send>(py: Python<'_>, job: impl FnOnce() -> dialeval_eval::R
 /// What a call produced: the analysed report, or (`report=False`) only a shard's scores.
 enum Done {
     Report(Box<Report>, Vec<String>),
-    Shard(MainJobShard),
+    Shard(Box<MainJobShard>),
 }
 
 /// Scores, analyses and writes the report into `out` (the work the GIL is released for): the
@@ -76,7 +76,7 @@ fn run(job: &MainJob, report: bool) -> dialeval_eval::Result<Done> {
         let done = job.run(&MainJobObserver::SILENT)?;
         Ok(Done::Report(Box::new(done.report), done.notes))
     } else {
-        job.score_shard(&MainJobObserver::SILENT).map(Done::Shard)
+        job.score_shard(&MainJobObserver::SILENT).map(|s| Done::Shard(Box::new(s)))
     }
 }
 

@@ -243,3 +243,13 @@ def test_shards_scored_with_or_without_their_reports_merge_into_one_run(tmp_path
         assert (tmp_path / "one" / f).read_bytes() == (tmp_path / "merged" / f).read_bytes(), f
     with pytest.raises(dialeval.InputError, match="report=False keeps only a shard's scores"):
         dialeval.evaluate(items, out=tmp_path / "no-shard", report=False, **settings)
+    # The merge reads the shards, not the corpus again: it checks the corpus file's bytes
+    # against the ones the shards were cut from.
+    changed = [dict(i, response="something else") if n == 0 else i for n, i in enumerate(items)]
+    with pytest.raises(dialeval.InputError, match="shard [123]/3 was cut from another corpus"):
+        dialeval.merge(changed, folders, out=tmp_path / "other", bootstrap=0)
+    # So a shard is cut from a regular file, never from a pipe it would consume.
+    fifo = tmp_path / "items.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(dialeval.InputError, match="not a regular file"):
+        dialeval.evaluate(fifo, out=tmp_path / "fifo-shard", shard=(1, 3), report=False, **settings)

@@ -53,6 +53,21 @@ pub fn optional_dir(dir: PathBuf, file: &str, require: &str) -> Option<PathBuf> 
     None
 }
 
+/// The local LLM server's URL, `$DIALEVAL_LLM_URL` (e.g. `http://127.0.0.1:8089/v1`, which
+/// `scripts/llm_server.sh` serves); when it is unset or empty, prints `SKIPPED` and gives `None`,
+/// unless `DIALEVAL_REQUIRE_LLM=1` (set by `.ci/run`), in which case it panics.
+///
+/// # Panics
+/// When the URL is missing and `DIALEVAL_REQUIRE_LLM=1`.
+pub fn llm_url() -> Option<String> {
+    if let Some(url) = std::env::var("DIALEVAL_LLM_URL").ok().filter(|u| !u.is_empty()) {
+        return Some(url);
+    }
+    assert!(std::env::var("DIALEVAL_REQUIRE_LLM").as_deref() != Ok("1"), "DIALEVAL_REQUIRE_LLM=1 but DIALEVAL_LLM_URL is not set");
+    eprintln!("SKIPPED: set DIALEVAL_LLM_URL to a running OpenAI-compatible server (scripts/llm_server.sh starts one)");
+    None
+}
+
 /// Reads a JSON-lines file.
 ///
 /// # Panics

@@ -14,12 +14,13 @@ use dialeval_datasets::{CorpusFormat, DialogueItem, Selection};
 use dialeval_llm_prompt::prompt::{Templates, Variant};
 use dialeval_llm_prompt::{CachedClient, JudgeConfig, OpenAiClient, OpenAiConfig, Scoring};
 
+use crate::digest::FileDigest;
 use crate::error::{Error, Result};
 use crate::families::LlmFamily;
 use crate::families::llm::LlmJudging;
 use crate::lock::OutputLock;
 use crate::models::{Built, FamilyName, JobFamilies, JobObserver, ModelBundle, ModelSettings, add_families};
-use crate::shard::{SHARD_FILE, Shard, ShardScores, merge};
+use crate::shard::{CorpusPrint, Placement, SHARD_FILE, Shard, ShardScores, merge_placed};
 use crate::{Event, FamilyCache, ItemSource, JsonlSource, Pipeline, Report, RunSettings, Scored};
 
 /// The endpoint of the local LLM server (`scripts/llm_server.sh start`).
@@ -164,8 +165,7 @@ impl MainJob {
         self.run.check()?;
         let config = self.run.report_config()?;
         let _lock = self.lock(observe)?;
-        let (scored, notes) = self.score(observe)?;
-        let shard_scores = self.shard.map(|shard| ShardScores::of_scored(shard, &scored)).transpose()?;
+        let (scored, notes, shard_scores) = self.score(observe)?;
         let report = Report::analyse(scored, &config, observe.event)?;
         report.write(&self.out)?;
         if let Some(scores) = shard_scores {
@@ -187,8 +187,8 @@ impl MainJob {
         };
         self.run.check()?;
         let _lock = self.lock(observe)?;
-        let (scored, notes) = self.score(observe)?;
-        let scores = ShardScores::of_scored(shard, &scored)?;
+        let (_, notes, scores) = self.score(observe)?;
+        let scores = scores.ok_or_else(|| Error::Config(format!("shard {shard}: scored without its placement")))?;
         self.keep_shard(&scores, observe)?;
         Ok(MainJobShard { scores, notes })
     }
@@ -199,11 +199,18 @@ impl MainJob {
         Ok(())
     }
 
-    /// The corpus (or its shard) scored by every family (with the digest of the items read, which
-    /// a shard's merge checks), and the notes on the inputs.
-    fn score(&self, observe: &MainJobObserver<'_>) -> Result<(Scored, Vec<String>)> {
+    /// The corpus (or its shard) scored by every family, the notes on the inputs, and for a
+    /// shard, what [`MainJob::merge`] reads of it: its scores and its items' placement in the
+    /// corpus file.
+    fn score(&self, observe: &MainJobObserver<'_>) -> Result<(Scored, Vec<String>, Option<ShardScores>)> {
+        // A shard names the corpus file it was cut from by its bytes (before it is read: a
+        // corpus that is not a regular file is refused first).
+        let placing = match self.shard {
+            Some(_) => Some(Arc::new(Mutex::new(Placement::new(CorpusPrint { sha256: self.shard_corpus_sha256()?, items: 0 }, amr_sha256(&self.amr)?)))),
+            None => None,
+        };
         let (items, amr, amr_files, coverage, notes) = self.read(observe)?;
-        let source = self.source(&items, &amr, &coverage, self.shard)?;
+        let source = self.source(&items, &amr, &coverage, self.shard.zip(placing.clone()))?;
         let mut pipeline = Pipeline::new().with_cache(FamilyCache::open(&self.out.join("metrics"))?);
         let bundle = ModelBundle::load(self.models.clone())?;
         let families = JobFamilies { skip: &self.skip, skip_reason: &self.skip_reason, amr: &amr, amr_files: &amr_files, references: self.models.references, llm: self.llm_family()? };
@@ -211,7 +218,32 @@ impl MainJob {
         let scored = pipeline.run_source(source.as_ref(), self.run.chunk, observe.event)?;
         let c = *coverage.lock().unwrap_or_else(PoisonError::into_inner);
         (observe.say)(&format!("AMR for {} of {} utterances", c.with_amr, c.turns));
-        Ok((scored, notes))
+        let shard_scores = match (self.shard, placing) {
+            (Some(shard), Some(placing)) => {
+                drop(source);
+                let placement =
+                    Arc::try_unwrap(placing).map_or_else(|shared| shared.lock().unwrap_or_else(PoisonError::into_inner).clone(), |only| only.into_inner().unwrap_or_else(PoisonError::into_inner));
+                Some(ShardScores::of_scored(shard, &scored)?.placed(placement)?)
+            }
+            _ => None,
+        };
+        Ok((scored, notes, shard_scores))
+    }
+
+    /// The sha256 of the corpus file a shard is cut from, which every shard and the merge must
+    /// agree on.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the corpus is not a regular file (a folder, a pipe: the merge
+    /// could not check the shards against it); [`Error::Io`].
+    fn shard_corpus_sha256(&self) -> Result<String> {
+        let path = &self.corpus.path;
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        if !meta.is_file() {
+            let kind = if meta.is_dir() { "a folder" } else { "not a regular file (a pipe?)" };
+            return Err(Error::Config(format!("{} is {kind}: a shard is cut from one corpus file, which the merge checks every shard against (score a folder or a stream whole)", path.display())));
+        }
+        Ok(FileDigest::of(path)?.sha256)
     }
 
     /// The report of the whole corpus from its shards' folders (each scored by [`MainJob::run`]
@@ -227,17 +259,14 @@ impl MainJob {
         let config = self.run.report_config()?;
         let _lock = self.lock(observe)?;
         let shards: Vec<ShardScores> = shards.iter().map(|d| ShardScores::read(d)).collect::<Result<_>>()?;
-        let (items, amr, _, coverage, notes) = self.read(observe)?;
-        // One pass over the corpus, without families: its ids, human scores and digest, and the
-        // digest of each shard's items.
-        let of = shards.first().map_or(1, |s| s.shard.of);
-        let source = self.source(&items, &amr, &coverage, None)?;
-        let scan = Pipeline::new().digest_shards(of).run_source(source.as_ref(), self.run.chunk, observe.event)?;
-        let (table, runs) = merge(&scan.rows.ids, &scan.shard_digests, &shards)?;
-        (observe.say)(&format!("merged {} shards into {} items × {} metrics", shards.len(), table.items(), table.columns().len()));
-        let report = Report::analyse(Scored { table, runs, ..scan }, &config, observe.event)?;
+        // The shards carry their items' places, rows and ratings: the corpus is not read again,
+        // only its bytes are checked against the shards' (and the AMR files').
+        let corpus = FileDigest::of(&self.corpus.path)?.sha256;
+        let merged = merge_placed(&corpus, &amr_sha256(&self.amr)?, &shards)?;
+        (observe.say)(&format!("merged {} shards into {} items × {} metrics", shards.len(), merged.table.items(), merged.table.columns().len()));
+        let report = Report::analyse_parts(merged.table, merged.runs, merged.rows, merged.human, &config, observe.event)?;
         report.write(&self.out)?;
-        Ok(MainJobOutput { report, notes })
+        Ok(MainJobOutput { report, notes: Vec::new() })
     }
 
     fn lock(&self, observe: &MainJobObserver<'_>) -> Result<OutputLock> {
@@ -296,22 +325,43 @@ impl MainJob {
     }
 
     /// The items scored: the shard's or all, from memory or streamed (the shard's items picked
-    /// by id before they are parsed, and graphs attached, as they are read).
-    fn source<'s>(&self, items: &'s Items, amr: &Arc<AmrIndex>, coverage: &Arc<Mutex<Coverage>>, shard: Option<Shard>) -> Result<Box<dyn ItemSource + 's>> {
+    /// by id before they are parsed, and graphs attached, as they are read). A shard's items
+    /// are also placed in `placing` as they are read: their positions among the corpus's
+    /// items, their rows and ratings, and the number of items the corpus has.
+    fn source<'s>(&self, items: &'s Items, amr: &Arc<AmrIndex>, coverage: &Arc<Mutex<Coverage>>, shard: Option<(Shard, Arc<Mutex<Placement>>)>) -> Result<Box<dyn ItemSource + 's>> {
         if let Items::Loaded { all, part } = items {
-            return Ok(Box::new(if shard.is_some() { part.as_slice() } else { all.as_slice() }));
+            let Some((shard, placing)) = shard else { return Ok(Box::new(all.as_slice())) };
+            let mut p = placing.lock().unwrap_or_else(PoisonError::into_inner);
+            p.corpus.items = all.len();
+            p.positions = all.iter().enumerate().filter(|(_, i)| shard.contains(&i.id)).map(|(k, _)| k).collect();
+            p.add(part);
+            return Ok(Box::new(part.as_slice()));
         }
         let (amr, coverage) = (Arc::clone(amr), Arc::clone(coverage));
+        let placed = shard.as_ref().map(|(_, placing)| Arc::clone(placing));
         let jsonl = JsonlSource::new(&self.corpus.path).prepare(move |chunk| {
             let found = amr.attach(chunk);
             let mut c = coverage.lock().unwrap_or_else(PoisonError::into_inner);
             c.turns += found.turns;
             c.with_amr += found.with_amr;
+            if let Some(placed) = &placed {
+                placed.lock().unwrap_or_else(PoisonError::into_inner).add(chunk);
+            }
             Ok(())
         });
         Ok(Box::new(match shard {
-            // Only the shard's items are parsed in full; the others are passed over by id.
-            Some(shard) => jsonl.keep_ids(move |id| shard.contains(id)),
+            // Only the shard's items are parsed in full; the others are passed over by id (and
+            // counted: `keep_ids` asks once per item, in order).
+            Some((shard, placing)) => jsonl.keep_ids(move |id| {
+                let kept = shard.contains(id);
+                let mut p = placing.lock().unwrap_or_else(PoisonError::into_inner);
+                let position = p.corpus.items;
+                p.corpus.items += 1;
+                if kept {
+                    p.positions.push(position);
+                }
+                kept
+            }),
             None => jsonl.counted()?,
         }))
     }
@@ -397,4 +447,12 @@ pub fn bundled_corpus(format: CorpusFormat, data: &Path) -> Option<PathBuf> {
 /// bundled USR-PersonaChat), when the format has them.
 pub fn bundled_amr(format: CorpusFormat, data: &Path) -> Vec<PathBuf> {
     if format == CorpusFormat::Usr { vec![data.join("silver-amr/usr-personachat.silver.amr.txt")] } else { Vec::new() }
+}
+
+/// The sha256 of each AMR file in `files`, in order.
+///
+/// # Errors
+/// [`Error::Io`] when one cannot be read.
+fn amr_sha256(files: &[PathBuf]) -> Result<Vec<String>> {
+    files.iter().map(|f| FileDigest::of(f).map(|d| d.sha256)).collect()
 }
