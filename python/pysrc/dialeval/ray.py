@@ -21,7 +21,10 @@ Where things live when the nodes share no disk:
   folder), keyed by the corpus, the shard and the settings: a task retried on the same node
   resumes from the chunks its family caches finished;
 - only each shard's ``shard.json`` comes back to the driver, which keeps it in
-  ``out/shards/`` as soon as it arrives (a shard that finished is never recomputed) and merges;
+  ``out/shards/`` as soon as it arrives (a shard that finished is never recomputed) and merges:
+  ``shard.json`` says where its items are in the corpus file and carries their rows and
+  ratings, so the merge reads the corpus's bytes (checked against the shards') but never parses
+  its items;
 - the encoder, the shipped checkpoints (``models=``) and the AMR files (``amr=``) are read by
   the tasks from the paths given: they must exist at those paths on every node (a shared disk,
   or the same clone and ``scripts/fetch_mpnet.sh`` run on each node).
