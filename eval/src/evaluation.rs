@@ -16,6 +16,7 @@ use crate::family::MetricFamily;
 use crate::pipeline::{DEFAULT_CHUNK_ITEMS, Event, FamilyRun, Pipeline, Scored};
 use crate::rows::ItemRows;
 use crate::settings::RunSettings;
+use crate::shard::Merged;
 use crate::source::ItemSource;
 use crate::table::ScoreTable;
 use crate::write::Written;
@@ -147,15 +148,20 @@ impl Report {
     /// [`crate::Error::Setting`] for a bad configuration; otherwise as [`Analysis::of`].
     pub fn analyse(scored: Scored, config: &ReportConfig, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<Self> {
         let Scored { table, runs, rows, human, .. } = scored;
-        Self::analyse_parts(table, runs, rows, human, config, observe)
+        Self::of_parts(table, runs, rows, human, config, observe)
     }
 
-    /// [`Report::analyse`] of a table, its family runs, its items' rows and human scores (what
-    /// [`crate::shard::merge_placed`] puts back together).
+    /// [`Report::analyse`] of the whole corpus put back together from its shards by
+    /// [`crate::shard::merge_placed`].
     ///
     /// # Errors
     /// As [`Report::analyse`].
-    pub fn analyse_parts(table: ScoreTable, runs: Vec<FamilyRun>, rows: ItemRows, human: HumanScores, config: &ReportConfig, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<Self> {
+    pub fn analyse_merged(merged: Merged, config: &ReportConfig, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<Self> {
+        let Merged { rows, human, table, runs } = merged;
+        Self::of_parts(table, runs, rows, human, config, observe)
+    }
+
+    fn of_parts(table: ScoreTable, runs: Vec<FamilyRun>, rows: ItemRows, human: HumanScores, config: &ReportConfig, observe: &(dyn Fn(Event<'_>) + Sync)) -> Result<Self> {
         crate::settings::check_report(config)?;
         let analysis = Analysis::of_with_progress(AnalysisInput::of(&table, &human, &rows), config, &|done, total| observe(Event::Analysis { done, total }))?;
         Ok(Self { rows, table, runs, human, analysis })

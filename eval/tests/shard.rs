@@ -140,7 +140,7 @@ fn placed_shards_merge_without_the_corpus_and_refuse_another_one() {
     assert_eq!(merged.table, whole.table);
     assert_eq!(merged.rows, whole.rows);
     assert_eq!(merged.human, whole.human);
-    let report = Report::analyse_parts(merged.table, merged.runs, merged.rows, merged.human, &ReportConfig::default(), &|_| {}).unwrap();
+    let report = Report::analyse_merged(merged, &ReportConfig::default(), &|_| {}).unwrap();
     assert_eq!(report.analysis, whole.analysis);
 
     let err = |corpus: &str, amr: &[String], shards: &[ShardScores]| merge_placed(corpus, amr, shards).unwrap_err().to_string();

@@ -264,7 +264,7 @@ impl MainJob {
         let corpus = FileDigest::of(&self.corpus.path)?.sha256;
         let merged = merge_placed(&corpus, &amr_sha256(&self.amr)?, &shards)?;
         (observe.say)(&format!("merged {} shards into {} items × {} metrics", shards.len(), merged.table.items(), merged.table.columns().len()));
-        let report = Report::analyse_parts(merged.table, merged.runs, merged.rows, merged.human, &config, observe.event)?;
+        let report = Report::analyse_merged(merged, &config, observe.event)?;
         report.write(&self.out)?;
         Ok(MainJobOutput { report, notes: Vec::new() })
     }
