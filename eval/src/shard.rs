@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::str::FromStr;
 
-use dialeval_datasets::{DialogueItem, Rating};
+use dialeval_datasets::{CorpusFormat, DialogueItem, Rating};
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::HumanScores;
@@ -132,9 +132,13 @@ pub struct Placement {
     pub ratings: Vec<Vec<Rating>>,
 }
 
-/// The identity of a corpus file for a merge: the sha256 of its bytes and its items.
+/// The identity of a corpus file for a merge: its format, the sha256 of its bytes and its
+/// items.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CorpusPrint {
+    /// The format it was read in (one file reads as other items in another: FED's turns or
+    /// dialogues).
+    pub format: CorpusFormat,
     /// sha256 of the file's bytes, hex.
     pub sha256: String,
     /// Items in the file.
@@ -314,15 +318,15 @@ pub struct Merged {
 /// The whole corpus's rows, human scores, score table and family runs from its shards'
 /// [`Placement`]s, without reading the corpus: what [`merge`] gives, with the rows and human
 /// scores a run over the corpus file gives. `corpus_sha256` is the sha256 of the corpus file's
-/// bytes (every shard must have been cut from that file) and `amr` the sha256 of each AMR file
-/// given (every shard's graphs must come from those). The shards' positions must cover the
-/// corpus's items exactly once.
+/// bytes, read in `format` (every shard must have been cut from that file, read so) and `amr`
+/// the sha256 of each AMR file given (every shard's graphs must come from those). The shards'
+/// positions must cover the corpus's items exactly once.
 ///
 /// # Errors
 /// As [`merge`]; [`Error::Config`] when a shard has no placement (a `shard.json` of an earlier
 /// version), was cut from another corpus file or scored with other AMR files, or the shards'
 /// items are not each of the corpus's items once.
-pub fn merge_placed(corpus_sha256: &str, amr: &[String], shards: &[ShardScores]) -> Result<Merged> {
+pub fn merge_placed(format: CorpusFormat, corpus_sha256: &str, amr: &[String], shards: &[ShardScores]) -> Result<Merged> {
     check_split(shards)?;
     let mut placed = Vec::with_capacity(shards.len());
     for s in shards {
@@ -332,6 +336,9 @@ pub fn merge_placed(corpus_sha256: &str, amr: &[String], shards: &[ShardScores])
                 s.shard
             )));
         };
+        if p.corpus.format != format {
+            return Err(Error::Config(format!("merge: shard {} read the corpus as {} (--corpus), the merge as {format}", s.shard, p.corpus.format)));
+        }
         if p.corpus.sha256 != corpus_sha256 {
             return Err(Error::Config(format!("merge: shard {} was cut from another corpus than the one given (the file's bytes differ)", s.shard)));
         }

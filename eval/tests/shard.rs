@@ -120,10 +120,11 @@ fn a_shard_without_items_merges_with_the_others() {
 /// their rows and ratings, merge into the whole run without the corpus being read again.
 #[test]
 fn placed_shards_merge_without_the_corpus_and_refuse_another_one() {
+    use dialeval_datasets::CorpusFormat;
     use dialeval_eval::shard::{CorpusPrint, Placement, merge_placed};
     let items = corpus();
     let whole = evaluation(&items).run().unwrap();
-    let print = CorpusPrint { sha256: "c0ffee".into(), items: items.len() };
+    let print = CorpusPrint { format: CorpusFormat::Jsonl, sha256: "c0ffee".into(), items: items.len() };
     let amr = vec!["a1".to_owned()];
     let shards: Vec<ShardScores> = (1..=3)
         .map(|index| {
@@ -136,14 +137,16 @@ fn placed_shards_merge_without_the_corpus_and_refuse_another_one() {
         })
         .rev()
         .collect();
-    let merged = merge_placed("c0ffee", &amr, &shards).unwrap();
+    let merged = merge_placed(CorpusFormat::Jsonl, "c0ffee", &amr, &shards).unwrap();
     assert_eq!(merged.table, whole.table);
     assert_eq!(merged.rows, whole.rows);
     assert_eq!(merged.human, whole.human);
     let report = Report::analyse_merged(merged, &ReportConfig::default(), &|_| {}).unwrap();
     assert_eq!(report.analysis, whole.analysis);
 
-    let err = |corpus: &str, amr: &[String], shards: &[ShardScores]| merge_placed(corpus, amr, shards).unwrap_err().to_string();
+    let err = |corpus: &str, amr: &[String], shards: &[ShardScores]| merge_placed(CorpusFormat::Jsonl, corpus, amr, shards).unwrap_err().to_string();
+    let fed = merge_placed(CorpusFormat::Fed, "c0ffee", &amr, &shards).unwrap_err().to_string();
+    assert!(fed.contains("read the corpus as jsonl"), "{fed}");
     assert!(err("0ther", &amr, &shards).contains("another corpus"), "{}", err("0ther", &amr, &shards));
     assert!(err("c0ffee", &[], &shards).contains("other AMR files"), "{}", err("c0ffee", &[], &shards));
     assert!(err("c0ffee", &amr, &shards[..2]).contains("missing"));

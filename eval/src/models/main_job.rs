@@ -206,7 +206,7 @@ impl MainJob {
         // A shard names the corpus file it was cut from by its bytes (before it is read: a
         // corpus that is not a regular file is refused first).
         let placing = match self.shard {
-            Some(_) => Some(Arc::new(Mutex::new(Placement::new(CorpusPrint { sha256: self.shard_corpus_sha256()?, items: 0 }, amr_sha256(&self.amr)?)))),
+            Some(_) => Some(Arc::new(Mutex::new(Placement::new(CorpusPrint { format: self.corpus.format, sha256: self.shard_corpus_sha256()?, items: 0 }, amr_sha256(&self.amr)?)))),
             None => None,
         };
         let (items, amr, amr_files, coverage, notes) = self.read(observe)?;
@@ -262,7 +262,7 @@ impl MainJob {
         // The shards carry their items' places, rows and ratings: the corpus is not read again,
         // only its bytes are checked against the shards' (and the AMR files').
         let corpus = FileDigest::of(&self.corpus.path)?.sha256;
-        let merged = merge_placed(&corpus, &amr_sha256(&self.amr)?, &shards)?;
+        let merged = merge_placed(self.corpus.format, &corpus, &amr_sha256(&self.amr)?, &shards)?;
         (observe.say)(&format!("merged {} shards into {} items × {} metrics", shards.len(), merged.table.items(), merged.table.columns().len()));
         let report = Report::analyse_merged(merged, &config, observe.event)?;
         report.write(&self.out)?;
