@@ -229,8 +229,7 @@ impl ShardScores {
 }
 
 /// The [`items_digest`](crate::digest::items_digest) of each shard's items of a corpus read a
-/// chunk at a time (the merge's one pass over the corpus): what each shard's
-/// [`ShardScores::digest`] must be.
+/// chunk at a time: what each shard's [`ShardScores::digest`] must be for [`merge`].
 #[derive(Debug, Clone)]
 pub struct ShardDigests {
     digests: Vec<crate::digest::ItemsDigest>,
