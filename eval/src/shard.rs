@@ -359,7 +359,12 @@ pub fn merge_placed(format: CorpusFormat, corpus_sha256: &str, amr: &[String], s
     if let Some((s, _)) = shards.iter().zip(&placed).find(|(_, p)| p.corpus.items != items) {
         return Err(Error::Config(format!("merge: shard {} counts another number of items in the corpus than shard {} (a damaged shard.json?)", s.shard, shards[0].shard)));
     }
-    // Each corpus position's (shard, row): every position once.
+    // As many items as the corpus has (which also bounds what a damaged count could allocate),
+    // then each corpus position's (shard, row): every position once.
+    let held: usize = placed.iter().map(|p| p.positions.len()).sum();
+    if held != items {
+        return Err(Error::Config(format!("merge: the shards hold {held} items, the corpus {items}")));
+    }
     let mut at: Vec<Option<(usize, usize)>> = vec![None; items];
     for (k, p) in placed.iter().enumerate() {
         for (row, &position) in p.positions.iter().enumerate() {
