@@ -54,7 +54,8 @@ pub struct CrossTexts {
     pub context: String,
     /// The response.
     pub response: String,
-    /// The knowledge, when the featuriser reads it and the pair has it.
+    /// The knowledge as the featuriser's [`KnowledgeUnit`] reads it (the whole text or the
+    /// sentence nearest the response), when the featuriser reads knowledge and the pair has it.
     pub knowledge: Option<String>,
 }
 
@@ -127,18 +128,18 @@ pub struct Featurizer {
     pub complete_graphs: bool,
 }
 
-/// The vector of `candidates` with the highest dot product with `target` (the first of equals);
-/// `None` when there are none.
-fn nearest(candidates: Vec<Vec<f32>>, target: &[f32]) -> Option<Vec<f32>> {
+/// The position and vector of the one of `candidates` with the highest dot product with
+/// `target` (the first of equals); `None` when there are none.
+fn nearest(candidates: Vec<Vec<f32>>, target: &[f32]) -> Option<(usize, Vec<f32>)> {
     let dot = |v: &[f32]| v.iter().zip(target).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum::<f64>();
-    let mut best: Option<(f64, Vec<f32>)> = None;
-    for c in candidates {
+    let mut best: Option<(f64, usize, Vec<f32>)> = None;
+    for (i, c) in candidates.into_iter().enumerate() {
         let d = dot(&c);
-        if best.as_ref().is_none_or(|(b, _)| d > *b) {
-            best = Some((d, c));
+        if best.as_ref().is_none_or(|(b, _, _)| d > *b) {
+            best = Some((d, i, c));
         }
     }
-    best.map(|(_, v)| v)
+    best.map(|(_, i, v)| (i, v))
 }
 
 /// The Graph-Transformer input of a PENMAN string, or `None` when it does not parse.
@@ -291,12 +292,20 @@ impl Featurizer {
                 let turns = turn_texts(pair).into_iter().map(look_up).collect::<Result<Vec<_>>>()?;
                 example.text_features.extend(turn_features(&turns, &response));
             }
-            example.knowledge = match self.knowledge_unit {
-                KnowledgeUnit::Whole => knowledge.map(look_up).transpose()?,
-                KnowledgeUnit::Sentence => nearest(knowledge.map(knowledge_sentences).unwrap_or_default().into_iter().map(look_up).collect::<Result<Vec<_>>>()?, &response),
+            // The knowledge text read: the whole, or its sentence nearest the response; the
+            // cross-encoder reads the token states of the same text.
+            let read = match self.knowledge_unit {
+                KnowledgeUnit::Whole => knowledge.map(|k| Ok::<_, Error>((k, look_up(k)?))).transpose()?,
+                KnowledgeUnit::Sentence => {
+                    let sentences = knowledge.map(knowledge_sentences).unwrap_or_default();
+                    let vectors = sentences.iter().map(|s| look_up(s)).collect::<Result<Vec<_>>>()?;
+                    nearest(vectors, &response).map(|(i, v)| (sentences[i], v))
+                }
             };
+            let read_text = read.as_ref().map(|(t, _)| (*t).to_owned());
+            example.knowledge = read.map(|(_, v)| v);
             if self.text_encoder() == TextEncoderKind::Cross {
-                example.cross = Some(CrossTexts { context, response: pair.response.clone(), knowledge: knowledge.map(str::to_owned) });
+                example.cross = Some(CrossTexts { context, response: pair.response.clone(), knowledge: read_text });
             }
         }
         Ok(example)
@@ -607,10 +616,60 @@ mod tests {
         assert_ne!(complete.response, none.response);
     }
 
+    /// Vectors and token states of exactly the texts given: a text nobody listed has neither.
+    struct Listed(std::collections::HashMap<String, Vec<f32>>);
+
+    impl SentenceVectors for Listed {
+        fn dim(&self) -> usize {
+            2
+        }
+        fn encoder_id(&self) -> &str {
+            "listed"
+        }
+        fn vector(&self, text: &str) -> Option<Vec<f32>> {
+            self.0.get(text).cloned()
+        }
+        fn token_states(&self, text: &str) -> Option<Vec<half::f16>> {
+            self.0.get(text).map(|v| v.iter().copied().map(half::f16::from_f32).collect())
+        }
+    }
+
+    #[test]
+    fn the_cross_encoder_reads_the_knowledge_sentence_the_listed_texts_hold() {
+        // Each text's vector: the response and the second sentence share a direction.
+        let direction = |t: &str| if t.contains("space") { vec![0.0, 1.0] } else { vec![1.0, 0.0] };
+        let pair = TrainingPair {
+            id: "p".into(),
+            context: vec!["do you like films".into()],
+            response: "i love space operas".into(),
+            kind: PairKind::Positive,
+            context_amr: vec![],
+            response_amr: None,
+            knowledge: Some("Star Wars is a franchise. It is a space opera! It began in 1977.".into()),
+        };
+        for unit in [KnowledgeUnit::Sentence, KnowledgeUnit::Whole] {
+            let fitted = Featurizer::fit(std::slice::from_ref(&pair), 32, 48, 4).unwrap_or_else(|e| panic!("{e}"));
+            let empty = Listed(std::collections::HashMap::new());
+            let featurizer = fitted.with_cross(&empty, CrossSpans::default()).with_knowledge().unwrap_or_else(|e| panic!("{e}")).with_knowledge_unit(unit);
+            let inputs = featurizer.vector_inputs().unwrap_or_else(|| panic!("a cross featuriser reads vectors"));
+            let listed = Listed(inputs.texts_of(&[std::slice::from_ref(&pair)]).iter().map(|t| (t.to_string(), direction(t))).collect());
+            let example = featurizer.example_with(&pair, Some(&listed)).unwrap_or_else(|e| panic!("{unit:?}: {e}"));
+            let read = example.cross.as_ref().and_then(|c| c.knowledge.clone());
+            let expected = match unit {
+                KnowledgeUnit::Sentence => "It is a space opera!",
+                KnowledgeUnit::Whole => "Star Wars is a franchise. It is a space opera! It began in 1977.",
+            };
+            assert_eq!(read.as_deref(), Some(expected), "{unit:?}");
+            assert_eq!(example.knowledge, Some(direction(expected)), "{unit:?}: the pooled channel reads the same text");
+            let batch = featurizer.collate(&[&example], Some(&listed), &Device::flex()).unwrap_or_else(|e| panic!("{unit:?}: {e}"));
+            assert!(batch.cross.is_some() && batch.knowledge.is_some(), "{unit:?}");
+        }
+    }
+
     #[test]
     fn the_nearest_knowledge_sentence_is_the_one_of_highest_dot_product() {
-        assert_eq!(nearest(vec![vec![1.0, 0.0], vec![0.6, 0.8], vec![0.0, 1.0]], &[0.0, 1.0]), Some(vec![0.0, 1.0]));
-        assert_eq!(nearest(vec![vec![0.6, 0.8], vec![0.8, 0.6]], &[1.0, 1.0]), Some(vec![0.6, 0.8]), "the first of equals");
+        assert_eq!(nearest(vec![vec![1.0, 0.0], vec![0.6, 0.8], vec![0.0, 1.0]], &[0.0, 1.0]), Some((2, vec![0.0, 1.0])));
+        assert_eq!(nearest(vec![vec![0.6, 0.8], vec![0.8, 0.6]], &[1.0, 1.0]), Some((0, vec![0.6, 0.8])), "the first of equals");
         assert_eq!(nearest(Vec::new(), &[1.0]), None);
     }
 }
