@@ -1,10 +1,10 @@
 //! A corpus split across machines: each of `n` shards scores the items whose id hashes to it
 //! ([`Shard`]), leaves its score table in `shard.json` ([`ShardScores`]), and [`merge`] puts
 //! the tables back together in corpus order, so that the merged report is the one a single
-//! machine would have written. The main job's shards also say where their items are in the
-//! corpus file and carry their rows and ratings ([`Placement`]), so that its merge
-//! ([`merge_placed`]) reads the shards and only the bytes of the corpus, never parses it: the
-//! merge on one machine stays small beside shards on many.
+//! machine would have written. Each shard carries its items' rows; the main job's shards also
+//! say where their items are in the corpus file and carry their ratings ([`Placement`]), so
+//! that its merge ([`merge_placed`]) reads the shards and only the bytes of the corpus, never
+//! parses it: the merge on one machine stays small beside shards on many.
 //!
 //! **Exactness.** A family whose score of an item depends on that item alone (length,
 //! lexical, Smatch, the embedding metrics, BERT-RUBER's unreferenced and referenced scores, the
@@ -102,19 +102,26 @@ pub struct ShardScores {
     pub digest: String,
     /// The shard's item ids, in corpus order (one row of `columns` each).
     pub ids: Vec<String>,
+    /// Each item's system, where named (the run's [`ItemRows::systems`]).
+    #[serde(default)]
+    pub systems: Vec<Option<String>>,
+    /// Each item's response text, `None` for a dialogue-level item (the run's
+    /// [`ItemRows::responses`]).
+    #[serde(default)]
+    pub responses: Vec<Option<String>>,
     /// Its score table.
     pub columns: Vec<Column>,
     /// How each family went.
     pub runs: Vec<FamilyRun>,
-    /// Where its items are in the corpus file, and what a report needs of them besides their
-    /// scores: what lets [`merge_placed`] merge without reading the corpus again. Written by
+    /// Where its items are in the corpus file, and their ratings: with the rows above, what
+    /// lets [`merge_placed`] merge without reading the corpus again. Written by
     /// the main job's shards; `None` for a shard of items in memory ([`ShardScores::of`]) and
     /// in a `shard.json` of an earlier version.
     #[serde(default)]
     pub placement: Option<Placement>,
 }
 
-/// Where a shard's items are in the corpus file it was cut from, and their rows and ratings
+/// Where a shard's items are in the corpus file it was cut from, and their ratings
 /// ([`ShardScores::placement`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Placement {
@@ -124,10 +131,6 @@ pub struct Placement {
     pub amr: Vec<String>,
     /// Each item's place among the corpus's items (0-based), ascending; one per id.
     pub positions: Vec<usize>,
-    /// Each item's system, where named.
-    pub systems: Vec<Option<String>>,
-    /// Each item's response text (`None` for a dialogue-level item).
-    pub responses: Vec<Option<String>>,
     /// Each item's human ratings.
     pub ratings: Vec<Vec<Rating>>,
 }
@@ -149,17 +152,13 @@ impl Placement {
     /// No items yet, of the corpus file `corpus` (its item count as far as it has been read),
     /// with graphs from the AMR files of sha256 `amr`.
     pub fn new(corpus: CorpusPrint, amr: Vec<String>) -> Self {
-        Self { corpus, amr, positions: Vec::new(), systems: Vec::new(), responses: Vec::new(), ratings: Vec::new() }
+        Self { corpus, amr, positions: Vec::new(), ratings: Vec::new() }
     }
 
-    /// Adds the rows and ratings of `items`, the next of the shard (their positions are added
-    /// to [`Placement::positions`] as they are found).
+    /// Adds the ratings of `items`, the next of the shard (their positions are added to
+    /// [`Placement::positions`] as they are found; their rows are the run's).
     pub fn add(&mut self, items: &[DialogueItem]) {
-        for i in items {
-            self.systems.push(i.system.clone());
-            self.responses.push(i.response.as_ref().map(|r| r.text.clone()));
-            self.ratings.push(i.ratings.clone());
-        }
+        self.ratings.extend(items.iter().map(|i| i.ratings.clone()));
     }
 }
 
@@ -174,7 +173,7 @@ impl ShardScores {
     /// # Errors
     /// [`Error::Column`] when the table does not have one row per item.
     pub fn of(shard: Shard, digest: &str, report: &crate::Report) -> Result<Self> {
-        Self::from_parts(shard, digest, &report.rows.ids, &report.table, &report.runs)
+        Self::from_parts(shard, digest, &report.rows, &report.table, &report.runs)
     }
 
     /// [`ShardScores::of`] the scores of a run that was not analysed (what the main job's
@@ -183,14 +182,23 @@ impl ShardScores {
     /// # Errors
     /// [`Error::Column`] when the table does not have one row per item.
     pub fn of_scored(shard: Shard, scored: &crate::Scored) -> Result<Self> {
-        Self::from_parts(shard, &scored.digest, &scored.rows.ids, &scored.table, &scored.runs)
+        Self::from_parts(shard, &scored.digest, &scored.rows, &scored.table, &scored.runs)
     }
 
-    fn from_parts(shard: Shard, digest: &str, ids: &[String], table: &crate::ScoreTable, runs: &[crate::FamilyRun]) -> Result<Self> {
-        if table.items() != ids.len() {
-            return Err(Error::Column { metric: "<table>".into(), problem: format!("{} rows for the {} items of shard {shard}", table.items(), ids.len()) });
+    fn from_parts(shard: Shard, digest: &str, rows: &ItemRows, table: &crate::ScoreTable, runs: &[crate::FamilyRun]) -> Result<Self> {
+        if table.items() != rows.len() {
+            return Err(Error::Column { metric: "<table>".into(), problem: format!("{} rows for the {} items of shard {shard}", table.items(), rows.len()) });
         }
-        Ok(Self { shard, digest: digest.to_owned(), ids: ids.to_vec(), columns: table.columns().to_vec(), runs: runs.to_vec(), placement: None })
+        Ok(Self {
+            shard,
+            digest: digest.to_owned(),
+            ids: rows.ids.clone(),
+            systems: rows.systems.clone(),
+            responses: rows.responses.clone(),
+            columns: table.columns().to_vec(),
+            runs: runs.to_vec(),
+            placement: None,
+        })
     }
 
     /// These scores with `placement`, the place of their items in the corpus file.
@@ -199,7 +207,7 @@ impl ShardScores {
     /// [`Error::Column`] when `placement` does not have one entry per item.
     pub fn placed(mut self, placement: Placement) -> Result<Self> {
         let n = self.ids.len();
-        let lengths = [placement.positions.len(), placement.systems.len(), placement.responses.len(), placement.ratings.len()];
+        let lengths = [placement.positions.len(), placement.ratings.len()];
         if lengths.iter().any(|&l| l != n) {
             return Err(Error::Column { metric: "<placement>".into(), problem: format!("{lengths:?} entries for the {n} items of shard {}", self.shard) });
         }
@@ -350,7 +358,7 @@ pub fn merge_placed(format: CorpusFormat, corpus_sha256: &str, amr: &[String], s
             )));
         }
         let n = s.ids.len();
-        if [p.positions.len(), p.systems.len(), p.responses.len(), p.ratings.len()].iter().any(|&l| l != n) || p.positions.windows(2).any(|w| w[0] >= w[1]) {
+        if [p.positions.len(), p.ratings.len(), s.systems.len(), s.responses.len()].iter().any(|&l| l != n) || p.positions.windows(2).any(|w| w[0] >= w[1]) {
             return Err(Error::Config(format!("merge: shard {}'s placement does not fit its {n} items (a damaged shard.json?)", s.shard)));
         }
         placed.push(p);
@@ -380,9 +388,9 @@ pub fn merge_placed(format: CorpusFormat, corpus_sha256: &str, amr: &[String], s
         let Some((k, row)) = *slot else {
             return Err(Error::Config(format!("merge: item {} of the corpus is in no shard", position + 1)));
         };
-        let p = placed[k];
-        rows.push(shards[k].ids[row].clone(), p.systems[row].clone(), p.responses[row].clone());
-        human.add_ratings(&p.ratings[row]);
+        let s = &shards[k];
+        rows.push(s.ids[row].clone(), s.systems[row].clone(), s.responses[row].clone());
+        human.add_ratings(&placed[k].ratings[row]);
     }
     let (table, runs) = merge_tables(&rows.ids, shards)?;
     Ok(Merged { rows, human: human.finish(), table, runs })

@@ -116,8 +116,8 @@ fn a_shard_without_items_merges_with_the_others() {
     assert_eq!(statuses(&runs), statuses(&whole.runs), "the empty shards' skipped families do not make the merged ones skipped");
 }
 
-/// The main job's merge: shards that say where their items are in the corpus file, and carry
-/// their rows and ratings, merge into the whole run without the corpus being read again.
+/// The main job's merge: shards that say where their items are in the corpus file and carry
+/// their rows and ratings merge into the whole run without the corpus being read again.
 #[test]
 fn placed_shards_merge_without_the_corpus_and_refuse_another_one() {
     use dialeval_datasets::CorpusFormat;
@@ -169,6 +169,9 @@ fn placed_shards_merge_without_the_corpus_and_refuse_another_one() {
     let mut short = shards.clone();
     short[0].placement.as_mut().unwrap().ratings.pop();
     assert!(err("c0ffee", &amr, &short).contains("does not fit"), "{}", err("c0ffee", &amr, &short));
+    let mut rowless = shards.clone();
+    rowless[1].responses.clear();
+    assert!(err("c0ffee", &amr, &rowless).contains("does not fit"), "{}", err("c0ffee", &amr, &rowless));
     // A placement that leaves an item of the corpus out.
     let mut gap = shards.clone();
     for p in gap.iter_mut().filter_map(|s| s.placement.as_mut()) {

@@ -220,9 +220,9 @@ impl MainJob {
         (observe.say)(&format!("AMR for {} of {} utterances", c.with_amr, c.turns));
         let shard_scores = match (self.shard, placing) {
             (Some(shard), Some(placing)) => {
-                drop(source);
-                let placement =
-                    Arc::try_unwrap(placing).map_or_else(|shared| shared.lock().unwrap_or_else(PoisonError::into_inner).clone(), |only| only.into_inner().unwrap_or_else(PoisonError::into_inner));
+                let mut placed = placing.lock().unwrap_or_else(PoisonError::into_inner);
+                let emptied = Placement::new(placed.corpus.clone(), Vec::new());
+                let placement = std::mem::replace(&mut *placed, emptied);
                 Some(ShardScores::of_scored(shard, &scored)?.placed(placement)?)
             }
             _ => None,
@@ -327,7 +327,7 @@ impl MainJob {
     /// The items scored: the shard's or all, from memory or streamed (the shard's items picked
     /// by id before they are parsed, and graphs attached, as they are read). A shard's items
     /// are also placed in `placing` as they are read: their positions among the corpus's
-    /// items, their rows and ratings, and the number of items the corpus has.
+    /// items, their ratings, and the number of items the corpus has.
     fn source<'s>(&self, items: &'s Items, amr: &Arc<AmrIndex>, coverage: &Arc<Mutex<Coverage>>, shard: Option<(Shard, Arc<Mutex<Placement>>)>) -> Result<Box<dyn ItemSource + 's>> {
         if let Items::Loaded { all, part } = items {
             let Some((shard, placing)) = shard else { return Ok(Box::new(all.as_slice())) };
