@@ -77,9 +77,15 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let contexts = ddpp::load(&args.data.join("dailydialog-plusplus/dev.json"))?;
     let exclude = ddpp::ExcludeList::load(&args.data.join("dailydialog-plusplus/overlap_exclude_ids.tsv"))?;
     let index = AmrIndex::load(&[args.data.join("silver-amr/dailydialog-plusplus-dev200.silver.amr.txt")])?;
-    let mut pairs = ddpp_slm_pairs(&contexts, "dev.json", &SlmPairing { exclude: &exclude, index: &index, seed: 0 })?.pairs;
-    pairs.truncate(args.pairs + args.pairs / 4);
-    let dev = pairs.split_off(args.pairs.min(pairs.len()));
+    let mut all = ddpp_slm_pairs(&contexts, "dev.json", &SlmPairing { exclude: &exclude, index: &index, seed: 0 })?.pairs;
+    all.truncate(args.pairs + args.pairs / 4);
+    // Every fifth pair of each label is a dev pair: both labels in a dev split of any size.
+    let mut seen = [0_usize; 2];
+    let (dev, pairs): (Vec<_>, Vec<_>) = all.into_iter().partition(|p| {
+        let n = &mut seen[usize::from(p.label())];
+        *n += 1;
+        *n % 5 == 0
+    });
     let ruber_config = RuberConfig { epochs: 1, ..RuberConfig::default() };
     let triples: Vec<_> = contexts.iter().flat_map(|c| random_negative_triples(c, &ruber_config)).take(args.pairs).collect();
     let (ruber_train, ruber_dev) = triples.split_at(triples.len() * 4 / 5);
