@@ -302,10 +302,10 @@ impl Featurizer {
                     nearest(vectors, &response).map(|(i, v)| (sentences[i], v))
                 }
             };
-            let read_text = read.as_ref().map(|(t, _)| (*t).to_owned());
+            let read_text: Option<&str> = read.as_ref().map(|(t, _)| *t);
             example.knowledge = read.map(|(_, v)| v);
             if self.text_encoder() == TextEncoderKind::Cross {
-                example.cross = Some(CrossTexts { context, response: pair.response.clone(), knowledge: read_text });
+                example.cross = Some(CrossTexts { context, response: pair.response.clone(), knowledge: read_text.map(str::to_owned) });
             }
         }
         Ok(example)
