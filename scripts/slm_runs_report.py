@@ -9,7 +9,10 @@ the statistics) and only tabulates what it writes.
 --encoder DIR scores with another encoder's vectors (all-mpnet-base-v2's folder for runs trained
 on MPNet); every run given must then be trained on it.
 
-A run directory named `<name>-s<seed>` is grouped with the other seeds of `<name>`.
+A run directory named `<name>-s<seed>` is grouped with the other seeds of `<name>`; the mean ± sd
+table is printed only where some variant has more than one seed. An epoch kept by
+`train_slm --keep-epochs yes` (`<run>/epochs/<N>`) is a run of its own, named `<run>/epoch-N` and
+grouped by variant and epoch; it has no test split of its own (the run tests only its best).
 """
 import argparse
 import json
@@ -35,8 +38,21 @@ evaluate = target / "release/examples/evaluate"
 fed = root.parent / "shared/data/fed/fed_data.json"
 
 
+def label(run):
+    """A run's name: its directory's, or `<run>/epoch-N` for a kept epoch."""
+    path = Path(run).resolve()
+    if path.parent.name == "epochs":
+        return f"{path.parent.parent.name}/epoch-{path.name}"
+    return path.name
+
+
+def variant(run):
+    """The seeds of a variant share it: the name without its `-s<seed>`."""
+    return re.sub(r"-s\d+(?=/|$)", "", label(run))
+
+
 def correlations(run, family, corpus):
-    out = root / "runs" / "report" / f"{Path(run).name}-{corpus}"
+    out = root / "runs" / "report" / f"{label(run).replace('/', '-')}-{corpus}"
     flag, metric = FAMILIES[family]
     others = {"slm": "slm", "ruber": "bert_ruber", "fine_tuned": "fine_tuned"}
     skip = ",".join(["lexical", "embedding", "smatch", "llm"] + [name for f, name in others.items() if f != family])
@@ -63,11 +79,6 @@ def fmt_p(p):
     return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
 
 
-groups = defaultdict(list)
-for run in slm_runs:
-    name = re.sub(r"-s\d+$", "", Path(run).name)
-    groups[name].append(run)
-
 for corpus in ("usr", "fed"):
     print(f"\n## {corpus.upper()} turn level: Spearman (p) per run, n items\n")
     per_group = defaultdict(lambda: defaultdict(list))
@@ -80,14 +91,16 @@ for corpus in ("usr", "fed"):
             cells = " | ".join(f"{rows[c]['statistic']:.3f} ({fmt_p(rows[c]['pvalue'])})" if rows[c]["statistic"] == rows[c]["statistic"] else "–" for c in criteria)
             n = next(iter(rows.values()))["n"]
             rho = f"{length['spearman']:.3f} ({fmt_p(length['pvalue'])})" if length["spearman"] == length["spearman"] else "– (constant score)"
-            lines.append(f"| {Path(run).name} | {n} | {cells} | {rho} |")
-            name = re.sub(r"-s\d+$", "", Path(run).name)
+            lines.append(f"| {label(run)} | {n} | {cells} | {rho} |")
+            name = variant(run)
             for c in criteria:
                 per_group[name][c].append(rows[c]["statistic"])
             per_group[name]["length"].append(length["spearman"])
     print(f"| run | n | {' | '.join(criteria)} | ρ with length |")
     print("|---|---|" + "---|" * (len(criteria) + 1))
     print("\n".join(lines))
+    if all(len(values["length"]) < 2 for values in per_group.values()):
+        continue
     print(f"\n### {corpus.upper()}: mean ± sd over seeds\n")
     print(f"| variant | seeds | {' | '.join(criteria)} | ρ with length |")
     print("|---|---|" + "---|" * (len(criteria) + 1))
@@ -99,13 +112,20 @@ for corpus in ("usr", "fed"):
             return f"{statistics.mean(v):.3f} ± {statistics.stdev(v):.3f}" if len(v) > 1 else f"{v[0]:.3f}"
         print(f"| {name} | {len(values['length'])} | {' | '.join(ms(values[c]) for c in criteria)} | {ms(values['length'])} |")
 
-print("\n## DailyDialog++ test100 ROC AUC (positive vs random / vs adversarial), with graphs and with every graph withheld; s per epoch\n")
-print("| run | random | adversarial | random, no graphs | adversarial, no graphs | s/epoch |")
-print("|---|---|---|---|---|---|")
+print("\n## DailyDialog++ test100 ROC AUC (positive vs random / vs adversarial), with graphs and with every graph withheld; dev AUC; s per epoch\n")
+print("A kept epoch has no test of its own: its row gives its dev AUC and its epoch's time.\n")
+print("| run | random | adversarial | random, no graphs | adversarial, no graphs | dev AUC | s/epoch |")
+print("|---|---|---|---|---|---|---|")
+get = lambda d, k: f"{d[k]:.3f}" if d.get(k) is not None else "–"
 for run in slm_runs:
-    test = json.loads((Path(run) / "test.json").read_text())
-    log = [json.loads(l) for l in (Path(run) / "log.jsonl").read_text().splitlines()]
+    path = Path(run)
+    if (path / "epoch.json").is_file():
+        epoch = json.loads((path / "epoch.json").read_text())
+        print(f"| {label(run)} | – | – | – | – | {epoch['dev_auc']:.3f} | {epoch['seconds']:.0f} |")
+        continue
+    test = json.loads((path / "test.json").read_text())
+    log = [json.loads(l) for l in (path / "log.jsonl").read_text().splitlines()]
     withheld = test.get("graphs_withheld", {})
     secs = statistics.mean(l["seconds"] for l in log)
-    get = lambda d, k: f"{d[k]:.3f}" if d.get(k) is not None else "–"
-    print(f"| {Path(run).name} | {get(test, 'auc_random')} | {get(test, 'auc_adversarial')} | {get(withheld, 'auc_random')} | {get(withheld, 'auc_adversarial')} | {secs:.0f} |")
+    best_dev = max(l["dev_auc"] for l in log)
+    print(f"| {label(run)} | {get(test, 'auc_random')} | {get(test, 'auc_adversarial')} | {get(withheld, 'auc_random')} | {get(withheld, 'auc_adversarial')} | {best_dev:.3f} | {secs:.0f} |")

@@ -91,6 +91,12 @@ pub struct TrainConfig {
     /// checkpoint resumes on any device ([`crate::compute`] states the tolerance).
     #[serde(skip)]
     pub compute: Compute,
+    /// Keep every epoch's model as a run directory of its own, `epochs/<epoch>`, which scores
+    /// like the run's best (`evaluate --slm RUN/epochs/2`), so a run can be judged after each
+    /// epoch and not only on the dev AUC that picks `best/`. Not saved with the run: it changes
+    /// what is written, never what is trained, and may be turned on or off when resuming.
+    #[serde(skip)]
+    pub keep_epochs: bool,
 }
 
 fn default_contrastive_weight() -> f64 {
@@ -141,6 +147,7 @@ impl Default for TrainConfig {
             complete_graphs: true,
             graph_term_penalty: 0.0,
             compute: Compute::Cpu,
+            keep_epochs: false,
         }
     }
 }

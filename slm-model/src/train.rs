@@ -23,7 +23,7 @@ use crate::compute::materialized;
 use crate::config::{TrainConfig, model_config};
 use crate::data::{Example, Featurizer, Withheld};
 use crate::error::{Error, Result};
-use crate::model::{Mode, TextEncoderKind};
+use crate::model::{Mode, Slm, TextEncoderKind};
 use crate::runs::{Checkpoint, DrawAt, LoopState, append_log, begin_epoch, knowledge_withheld, read_json, save_best, shuffle, withheld, write_json};
 use crate::scorer::{Graphs, Predictor, featurize};
 use crate::sentence_vectors::SentenceVectors;
@@ -83,11 +83,12 @@ impl std::fmt::Debug for TrainingData<'_> {
 }
 
 /// Trains (or resumes training) into `dir` on `data`, calling `progress(epoch, step, steps)`.
-/// The best model by dev AUC is kept in `dir/best`. With
-/// [`TextEncoderKind::Pretrained`], `data.vectors` must hold the sentence vector of every context
-/// ([`crate::texts::context_text`]) and response, with [`TrainConfig::knowledge`] of every
-/// pair's knowledge, and with [`TrainConfig::turns`] of its last two turns: every text of
-/// [`crate::texts::VectorInputs::texts`] of [`TrainConfig::vector_inputs`].
+/// The best model by dev AUC is kept in `dir/best`; with [`TrainConfig::keep_epochs`], every
+/// epoch's in `dir/epochs/<epoch>`. With [`TextEncoderKind::Pretrained`], `data.vectors` must
+/// hold the sentence vector of every context ([`crate::texts::context_text`]) and response, with
+/// [`TrainConfig::knowledge`] of every pair's knowledge, and with [`TrainConfig::turns`] of its
+/// last two turns: every text of [`crate::texts::VectorInputs::texts`] of
+/// [`TrainConfig::vector_inputs`].
 ///
 /// # Errors
 /// Empty data, invalid settings, missing or mismatched sentence vectors, or files that cannot
@@ -116,8 +117,11 @@ pub fn train(data: &TrainingData, config: &TrainConfig, dir: &Path, progress: &d
     let resume = checkpoint.exists();
     let featurizer: Featurizer = if resume {
         let saved: TrainConfig = read_json(&dir.join("train.json"))?;
-        if saved != (TrainConfig { epochs: saved.epochs, compute: saved.compute, ..config.clone() }) {
-            return Err(Error::Config(format!("{} holds a run with other settings (only --epochs may change); resume it with the same settings or train into a new directory", dir.display())));
+        if saved != (TrainConfig { epochs: saved.epochs, compute: saved.compute, keep_epochs: saved.keep_epochs, ..config.clone() }) {
+            return Err(Error::Config(format!(
+                "{} holds a run with other settings (only --epochs and --keep-epochs may change); resume it with the same settings or train into a new directory",
+                dir.display()
+            )));
         }
         read_json(&dir.join("featurizer.json"))?
     } else {
@@ -191,6 +195,9 @@ pub fn train(data: &TrainingData, config: &TrainConfig, dir: &Path, progress: &d
             seconds: started.elapsed().as_secs_f64(),
             cosine_weights: valid.cosine_weights(),
         };
+        if config.keep_epochs {
+            keep_epoch(dir, valid.clone(), config.mode, &log)?;
+        }
         if state.finish_epoch(epoch, auc, config.lr_decay) {
             save_best(dir, valid)?;
             write_json(&dir.join("best/mode.json"), &config.mode)?;
@@ -200,4 +207,28 @@ pub fn train(data: &TrainingData, config: &TrainConfig, dir: &Path, progress: &d
         logs.push(log);
     }
     Ok(logs)
+}
+
+/// Writes `dir/epochs/<epoch>` ([`TrainConfig::keep_epochs`]): a run directory of its own, with
+/// the run's `train.json` and `featurizer.json`, the epoch's model as `best/` and its log line as
+/// `epoch.json`. It is written beside its place and renamed into it, so an interrupted run leaves
+/// the whole directory or none; a resumed run that repeats the epoch replaces it.
+fn keep_epoch(dir: &Path, model: Slm, mode: Mode, log: &EpochLog) -> Result<()> {
+    let epochs = dir.join("epochs");
+    let partial = epochs.join(format!(".{}.partial", log.epoch));
+    let kept = epochs.join(log.epoch.to_string());
+    for stale in [&partial, &kept] {
+        if stale.exists() {
+            std::fs::remove_dir_all(stale).map_err(|e| Error::io(stale, e))?;
+        }
+    }
+    std::fs::create_dir_all(&partial).map_err(|e| Error::io(&partial, e))?;
+    for name in ["train.json", "featurizer.json"] {
+        let from = dir.join(name);
+        std::fs::copy(&from, partial.join(name)).map_err(|e| Error::io(&from, e))?;
+    }
+    save_best(&partial, model)?;
+    write_json(&partial.join("best/mode.json"), &mode)?;
+    write_json(&partial.join("epoch.json"), log)?;
+    std::fs::rename(&partial, &kept).map_err(|e| Error::io(&kept, e))
 }

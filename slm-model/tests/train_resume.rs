@@ -58,11 +58,18 @@ fn resumed_training_equals_an_uninterrupted_run() {
     let full: Vec<EpochLog> = train(&TrainingData { train: &train_pairs, dev: &dev_pairs, vectors: None }, &config(2), &whole, &|_, _, _| {}).unwrap();
     assert_eq!(full.len(), 2);
 
+    assert!(!whole.join("epochs").exists(), "epochs are kept only when asked");
+
+    // The split run keeps every epoch; the setting may change between a run and its resumption.
+    let keeping = |epochs| TrainConfig { keep_epochs: true, ..config(epochs) };
     let split = dir("split");
-    let first = train(&TrainingData { train: &train_pairs, dev: &dev_pairs, vectors: None }, &config(1), &split, &|_, _, _| {}).unwrap();
-    // A kill while epoch 2 was being saved: a torn model record, no state for it yet.
+    let first = train(&TrainingData { train: &train_pairs, dev: &dev_pairs, vectors: None }, &keeping(1), &split, &|_, _, _| {}).unwrap();
+    // A kill while epoch 2 was being saved: a torn model record, no state for it yet, and a
+    // half-written kept epoch.
     std::fs::write(split.join("checkpoint/model-2.bpk"), b"torn").unwrap();
-    let rest = train(&TrainingData { train: &train_pairs, dev: &dev_pairs, vectors: None }, &config(2), &split, &|_, _, _| {}).unwrap();
+    std::fs::create_dir_all(split.join("epochs/.2.partial/best")).unwrap();
+    std::fs::write(split.join("epochs/.2.partial/best/model.bpk"), b"torn").unwrap();
+    let rest = train(&TrainingData { train: &train_pairs, dev: &dev_pairs, vectors: None }, &keeping(2), &split, &|_, _, _| {}).unwrap();
     assert_eq!(rest.len(), 1, "only the missing epoch runs");
     for (a, b) in full.iter().zip(first.iter().chain(&rest)) {
         assert_eq!(a.epoch, b.epoch);
@@ -79,6 +86,29 @@ fn resumed_training_equals_an_uninterrupted_run() {
     let scores = scorer.score(&dev_pairs[..8], None).unwrap();
     assert_eq!(scores.len(), 8);
     assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)));
+
+    // Each kept epoch is a run directory of its own: it loads and scores, its epoch.json is the
+    // epoch's log line, and the epoch with the best dev AUC scores exactly as `best/` does.
+    let mut kept_epochs: Vec<String> = std::fs::read_dir(split.join("epochs")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    kept_epochs.sort();
+    assert_eq!(kept_epochs, ["1", "2"], "one directory per epoch, nothing partial left");
+    // The first of equal AUCs stays the best, as in training.
+    let best_epoch = first.iter().chain(&rest).reduce(|a, b| if b.dev_auc > a.dev_auc { b } else { a }).unwrap().epoch;
+    let best_scores = Scorer::load(&split, Device::flex()).unwrap().score(&dev_pairs[..8], None).unwrap();
+    let mut differ = false;
+    for log in first.iter().chain(&rest) {
+        let epoch_dir = split.join(format!("epochs/{}", log.epoch));
+        let saved: EpochLog = serde_json::from_str(&std::fs::read_to_string(epoch_dir.join("epoch.json")).unwrap()).unwrap();
+        assert_eq!(saved.epoch, log.epoch);
+        assert!((saved.dev_auc - log.dev_auc).abs() < 1e-12);
+        let epoch_scores = Scorer::load(&epoch_dir, Device::flex()).unwrap().score(&dev_pairs[..8], None).unwrap();
+        if log.epoch == best_epoch {
+            assert_eq!(epoch_scores, best_scores, "epoch {} is the best", log.epoch);
+        } else {
+            differ |= epoch_scores != best_scores;
+        }
+    }
+    assert!(differ, "the other epoch's model is its own, not a copy of the best");
 
     // Settings that describe another model than the saved parameters (an edited train.json, or
     // a checkpoint from another version): a typed error naming the file, not burn's panic.

@@ -5,7 +5,7 @@
 //!     [--text-encoder pretrained|cross|scratch] [--graph-dropout 0.3] [--topical yes|no] [--dailydialog yes|no] [--length-control yes|no] [--contrastive-weight 0.5] [--encoder DIR]
 //!     [--lexical-negatives 0] [--embedding-negatives 0] [--retrieve-within-source yes|no] [--drop-negatives random,adversarial,lexical,embedding]
 //!     [--knowledge yes|no] [--knowledge-dropout 0.5] [--knowledge-unit whole|sentence] [--context-turns 2] [--turns yes|no] [--graph-test yes|no] [--complete-graphs yes|no] [--graph-term-penalty 0]
-//!     [--epochs 5] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
+//!     [--epochs 5] [--keep-epochs yes|no] [--batch 16] [--lr 0.001] [--seed 0] [--d-model 64] [--layers 2] [--limit N] [--shared ../shared]
 //! ```
 //! - `mix` (the default): the training mix of `dialeval_datasets::mix` — DailyDialog++ dev + test
 //!   (length-matched corpus negatives), `data_positives.json` with length-matched sampled
@@ -24,7 +24,9 @@
 //! `DIR/test.json`. The data settings (the mix's, the retrieved negatives', the kinds dropped) are
 //! written to `DIR/data.json`; a run restarted with other ones is refused. `--limit N` keeps the first N training pairs and N/4 + 1 dev and test pairs.
 //! Killed and restarted with the same `--out`, it resumes from the last finished epoch.
-//! The log is `DIR/log.jsonl`; the best model is `DIR/best`, scored by `score_slm`.
+//! The log is `DIR/log.jsonl`; the best model is `DIR/best`, scored by `score_slm` and
+//! `evaluate --slm DIR`. With `--keep-epochs yes` every epoch's model is also kept as a run
+//! directory of its own, `DIR/epochs/N`, scored the same way (`evaluate --slm DIR/epochs/N`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -93,6 +95,10 @@ struct Args {
     /// Epochs.
     #[arg(long, default_value_t = 5)]
     epochs: usize,
+    /// Keep every epoch's model as `OUT/epochs/N`, a run directory scored like the best one, to
+    /// judge a run after each epoch (may change when resuming).
+    #[arg(long, value_enum, default_value_t = YesNo::No)]
+    keep_epochs: YesNo,
     /// Batch size.
     #[arg(long, default_value_t = 16)]
     batch: usize,
@@ -220,6 +226,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             complete_graphs: args.complete_graphs.yes(),
             graph_term_penalty: args.graph_term_penalty,
             compute: args.device,
+            keep_epochs: args.keep_epochs.yes(),
             ..TrainConfig::default()
         },
         encoder: args.encoder.clone(),
